@@ -1,0 +1,62 @@
+# eventviewer: `make run` serves the demo, `make test` runs every test.
+# Both install what they need first (a virtualenv, Graphviz's dot, Chromium for the
+# browser tests), so they work on a fresh Debian machine.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PORT ?= 8000
+PG_URL ?= postgres://postgres@127.0.0.1:5432/test
+APT_PACKAGES_RUN := graphviz
+APT_PACKAGES_TEST := graphviz chromium fonts-dejavu-core
+
+.PHONY: run test test-postgres install system-run system-test postgres demo screenshots bench lint clean
+
+run: install system-run
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py import_conversation demo
+	@echo ""
+	@echo "  eventviewer is running at http://127.0.0.1:$(PORT)/   (Ctrl-C to stop)"
+	@echo ""
+	EVENTVIEWER_REQUIRE_LOGIN=false $(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
+
+test: install system-test
+	$(BIN)/python -m pytest
+
+# The same suite against a real PostgreSQL server (started, or installed, if missing).
+test-postgres: install system-test postgres
+	DATABASE_URL=$(PG_URL) $(BIN)/python -m pytest
+
+install: $(BIN)/.installed
+
+$(BIN)/.installed: requirements.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	touch $@
+
+system-run:
+	@scripts/need-apt $(APT_PACKAGES_RUN)
+
+system-test:
+	@scripts/need-apt $(APT_PACKAGES_TEST)
+
+postgres:
+	@scripts/need-postgres "$(PG_URL)"
+
+demo: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py import_conversation demo
+
+screenshots: install system-test
+	$(BIN)/python -m pytest tests/browser/test_screenshots.py --screenshots
+
+bench: install system-run
+	$(BIN)/python bench/run.py
+
+lint: install
+	$(BIN)/python -m pip install --quiet ruff
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf $(VENV) staticfiles .pytest_cache

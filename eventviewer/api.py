@@ -1,0 +1,105 @@
+"""The JSON API: conversations, and one branch read the way the SDK reads it."""
+
+from __future__ import annotations
+
+from django.core.paginator import Paginator
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.http import require_GET
+
+from eventviewer.forms import EventForm
+from eventviewer.models import Conversation
+from eventviewer.sources import normalize_conversation_id
+
+
+def _error(status: int, message: str) -> JsonResponse:
+    return JsonResponse({"error": message}, status=status)
+
+
+def _conversation_json(request: HttpRequest, conversation: Conversation) -> dict:
+    return {
+        "conversation_id": conversation.conversation_id,
+        "title": conversation.title,
+        "execution_status": conversation.execution_status,
+        "head": conversation.skeleton.get("head"),
+        "head_depth": conversation.head_depth,
+        "events": conversation.event_count,
+        "branches": conversation.leaf_count,
+        "pending": conversation.pending_count,
+        "mismatched": conversation.mismatch_count,
+        "agent": conversation.agent_kind,
+        "model": conversation.model,
+        "source": conversation.source,
+        "imported_at": conversation.imported_at.isoformat(),
+        "url": request.build_absolute_uri(conversation.get_absolute_url()),
+        "path_url": request.build_absolute_uri(f"/api/conversations/{conversation.conversation_id}/path/"),
+    }
+
+
+@require_GET
+def conversations(request: HttpRequest) -> JsonResponse:
+    try:
+        number = int(request.GET.get("page", "1"))
+    except ValueError:
+        return _error(400, "page must be a positive integer")
+    if number < 1:
+        return _error(400, "page must be a positive integer")
+    paginator = Paginator(Conversation.objects.order_by("-imported_at", "-id").defer("base_state"), 100)
+    if number > max(paginator.num_pages, 1):
+        return _error(404, f"there is no page {number}")
+    page = paginator.page(number)
+    return JsonResponse(
+        {
+            "count": paginator.count,
+            "page": number,
+            "next": f"?page={number + 1}" if page.has_next() else None,
+            "conversations": [_conversation_json(request, c) for c in page],
+        }
+    )
+
+
+@require_GET
+def path(request: HttpRequest, conversation_id: str) -> JsonResponse:
+    normalized = normalize_conversation_id(conversation_id)
+    if normalized is None:
+        return _error(400, f"{conversation_id!r} is not a conversation id (32 hex digits, or a dashed UUID)")
+    conversation = Conversation.objects.filter(conversation_id=normalized).first()
+    if conversation is None:
+        return _error(404, f"there is no conversation {normalized}")
+    form = EventForm(request.GET)
+    if not form.is_valid():
+        return _error(400, "leaf: " + " ".join(form.errors["leaf"]))
+    leaf_id = form.cleaned_data["leaf"]
+    if leaf_id:
+        leaf = conversation.events.light().filter(event_id=leaf_id).first()
+        if leaf is None:
+            return _error(404, f"conversation {normalized} has no event {leaf_id!r}")
+        if leaf.depth is None:
+            return _error(400, f"event {leaf_id!r} is a {leaf.kind}, which is not on any branch")
+    else:
+        leaf = conversation.head
+    body = {
+        "conversation": conversation.conversation_id,
+        "head": conversation.skeleton.get("head"),
+        "leaf": leaf.event_id if leaf else None,
+        "path": [],
+        "messages": [],
+        "pending_action_ids": [],
+        "mismatched_observations": [],
+    }
+    if leaf is not None:
+        reading = conversation.read_path(leaf)
+        body["path"] = [e.event_id for e in reading.path]
+        body["messages"] = [
+            {
+                "role": turn.role,
+                "kind": turn.kind,
+                "event_ids": turn.event_ids,
+                "tool_call_ids": turn.tool_call_ids,
+            }
+            for turn in reading.messages
+        ]
+        body["pending_action_ids"] = reading.pairing.pending
+        body["mismatched_observations"] = [
+            {"id": eid, "code": m.code, "reason": m.reason} for eid, m in reading.pairing.mismatched.items()
+        ]
+    return JsonResponse(body)

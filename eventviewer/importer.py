@@ -1,0 +1,300 @@
+"""Importing conversations into the database: all of them, or nothing.
+
+Events stream from their files in append order and go to the database in batches,
+each row with its parent and depth already resolved (parents precede children in
+an SDK log), so a 100,000-event conversation never sits in memory. The pure tree
+rules then check the whole conversation; any problem rolls everything back.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import orjson
+from django.db import connection, transaction
+from django.utils import timezone
+
+from eventviewer.models import Conversation, Event
+from eventviewer.sources import ConversationSource, RawEvent, SourceError, find_conversations
+from eventviewer.trajectory import kinds
+from eventviewer.trajectory.events import Light, describe, title_of
+from eventviewer.trajectory.tree import Entry, Problem, TreeError, build_tree
+
+BATCH_SIZE = 1000
+MAX_PROBLEMS = 50
+
+
+class ImportFailed(Exception):
+    """Nothing was imported; ``problems`` holds one line per problem."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        shown = problems[:MAX_PROBLEMS]
+        if len(problems) > MAX_PROBLEMS:
+            shown.append(f"... and {len(problems) - MAX_PROBLEMS} more problems")
+        super().__init__("\n".join(shown))
+
+
+@dataclass
+class Imported:
+    conversation: Conversation
+    created: bool
+    added: int
+
+
+def import_paths(paths: Iterable[tuple[Path, str]]) -> list[Imported]:
+    """Import every conversation found in ``paths`` ((path, label) pairs) in one
+    transaction, or raise ImportFailed and write nothing."""
+    problems: list[str] = []
+    sources: list[ConversationSource] = []
+    for path, label in paths:
+        try:
+            sources.extend(find_conversations(path, label))
+        except SourceError as e:
+            problems.append(str(e))
+    if problems:
+        raise ImportFailed(problems)
+    results = []
+    with transaction.atomic():
+        for source in sources:
+            try:
+                with transaction.atomic():
+                    results.append(_import(source))
+            except ImportFailed as e:
+                problems.extend(e.problems)
+        if problems:
+            raise ImportFailed(problems)
+    return results
+
+
+class _Known(NamedTuple):
+    pk: int
+    seq: int
+    depth: int | None
+    digest: str
+
+
+def _import(source: ConversationSource) -> Imported:
+    if source.problems:
+        raise ImportFailed(source.problems)
+    conversation, created = Conversation.objects.get_or_create(conversation_id=source.conversation_id)
+    # Concurrent re-imports of one conversation queue here and each event lands once.
+    conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
+    writer = _Writer(conversation)
+    writer.consume(source.events())
+    if writer.problems:
+        raise ImportFailed(writer.problems)
+    try:
+        tree = build_tree(writer.entries)
+        head = tree.head(*_head_hints(source.base_state))
+    except TreeError as e:
+        raise ImportFailed([_locate(p, source) for p in e.problems]) from None
+    writer.fix_forward_references(tree)
+
+    state = source.base_state or {}
+    conversation.head_id = writer.pk_of[head] if head is not None else None
+    conversation.execution_status = _status(state, writer.last_status, conversation.execution_status)
+    conversation.title = conversation.title or writer.title
+    agent = state.get("agent") if isinstance(state.get("agent"), dict) else {}
+    llm = agent.get("llm") if isinstance(agent.get("llm"), dict) else {}
+    conversation.agent_kind = str(agent.get("kind") or conversation.agent_kind)[:100]
+    conversation.model = str(llm.get("model") or conversation.model)[:200]
+    conversation.base_state = source.base_state_raw or conversation.base_state
+    conversation.source = source.where[:1000]
+    if not created and writer.added:
+        conversation.imported_at = timezone.now()
+    conversation.refresh_figures()
+    return Imported(conversation, created, writer.added)
+
+
+class _Writer:
+    """Streams new events into the database, checking them as they come."""
+
+    def __init__(self, conversation: Conversation):
+        self.conversation = conversation
+        self.problems: list[str] = []
+        self.entries: list[Entry] = []
+        self.known: dict[str, _Known] = {}
+        self.pk_of: dict[str, int] = {}
+        self.depth_of: dict[str, int | None] = {}
+        self.written: dict[str, tuple[int | None, int | None]] = {}  # new event -> (parent pk, depth)
+        self.id_at: dict[int, str] = {}
+        self.previous: str | None = None  # the last tree event appended so far
+        self.rows: list[Event] = []
+        self.ids: Iterator[int] = iter(())
+        self.reserved = 0  # the highest primary key handed out so far
+        self.added = 0
+        self.title = ""
+        self.last_status = ""
+        rows = conversation.events.order_by("seq").values_list("pk", "event_id", "seq", "depth", "digest", "kind", "parent_ref")
+        for pk, event_id, seq, depth, digest, kind, parent_ref in rows:
+            self.known[event_id] = _Known(pk, seq, depth, digest)
+            self.pk_of[event_id] = pk
+            self.depth_of[event_id] = depth
+            self.id_at[seq] = event_id
+            self.entries.append(Entry(seq, event_id, kind, parent_ref, "(imported before)"))
+            if depth is not None:
+                self.previous = event_id
+
+    def consume(self, events: Iterable[RawEvent]) -> None:
+        for raw in events:
+            self._take(raw)
+        self._flush()
+
+    def _take(self, raw: RawEvent) -> None:
+        if raw.error:
+            self.problems.append(f"{raw.where}: {_with_id(raw.data)}{raw.error}")
+            return
+        try:
+            light = describe(raw.data)
+        except ValueError as e:
+            self.problems.append(f"{raw.where}: {_with_id(raw.data)}{e}")
+            return
+        digest = _digest(raw.data)
+        known = self.known.get(light.event_id)
+        if known is not None:
+            if known.digest != digest:
+                self.problems.append(
+                    f"{raw.where}: event {light.event_id}: its content differs from the copy imported before "
+                    "(events never change once written)"
+                )
+            return
+        if light.event_id in self.pk_of:
+            self.problems.append(f"{raw.where}: event {light.event_id}: duplicate event id")
+            return
+        if raw.seq in self.id_at:
+            self.problems.append(
+                f"{raw.where}: event {light.event_id}: position {raw.seq} already holds event {self.id_at[raw.seq]}"
+            )
+            return
+        self.id_at[raw.seq] = light.event_id
+        self.entries.append(Entry(raw.seq, light.event_id, light.kind, light.parent_ref, raw.where))
+        self.pk_of[light.event_id] = self._next_id()
+        if light.kind == kinds.MESSAGE and light.source == "user" and not self.title:
+            self.title = title_of(raw.data)
+        if light.kind == kinds.STATE_UPDATE and raw.data.get("key") == "execution_status":
+            self.last_status = str(raw.data.get("value") or "")[:40]
+        if self.problems:
+            return  # keep checking, stop writing
+        self._add(light, raw, digest)
+
+    def _add(self, light: Light, raw: RawEvent, digest: str) -> None:
+        parent_pk = depth = None
+        if light.kind != kinds.STATE_UPDATE:
+            if light.parent_ref == kinds.ROOT_PARENT_ID:
+                parent = None
+            elif light.parent_ref is not None:
+                parent = light.parent_ref
+            else:
+                parent = self.previous
+            if parent is None:
+                depth = 0
+            elif self.depth_of.get(parent) is not None:
+                parent_pk, depth = self.pk_of[parent], self.depth_of[parent] + 1
+            # else: a parent appended later (not SDK-made); fixed once the tree is known
+            self.previous = light.event_id
+        self.depth_of[light.event_id] = depth
+        self.written[light.event_id] = (parent_pk, depth)
+        self.rows.append(
+            Event(
+                pk=self.pk_of[light.event_id],
+                conversation=self.conversation,
+                event_id=light.event_id,
+                seq=raw.seq,
+                parent_ref=light.parent_ref,
+                parent_id=parent_pk,
+                depth=depth,
+                kind=light.kind,
+                source=light.source,
+                timestamp=light.timestamp,
+                tool_name=light.tool_name,
+                tool_call_id=light.tool_call_id,
+                action_id=light.action_id,
+                llm_response_id=light.llm_response_id,
+                payload_kind=light.payload_kind,
+                role=light.role,
+                executable=light.executable,
+                carries_text=light.carries_text,
+                is_error=light.is_error,
+                summary=light.summary,
+                digest=digest,
+                raw=raw.raw,
+            )
+        )
+        self.added += 1
+        if len(self.rows) >= BATCH_SIZE:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self.rows and not self.problems:
+            Event.objects.bulk_create(self.rows)
+        self.rows = []
+
+    def _next_id(self) -> int:
+        for pk in self.ids:
+            return pk
+        ids = _reserve_ids(BATCH_SIZE, self.reserved)
+        self.reserved = ids[-1]
+        self.ids = iter(ids)
+        return next(self.ids)
+
+    def fix_forward_references(self, tree: Any) -> None:
+        """Correct the rows whose parent came later in the log than they did."""
+        for event_id, (parent_pk, depth) in self.written.items():
+            if event_id not in tree.parent:
+                continue
+            parent = tree.parent[event_id]
+            want = (self.pk_of[parent] if parent is not None else None, tree.depth[event_id])
+            if want != (parent_pk, depth):
+                Event.objects.filter(pk=self.pk_of[event_id]).update(parent_id=want[0], depth=want[1])
+
+
+def _reserve_ids(count: int, floor: int) -> list[int]:
+    """Primary keys for rows not yet written, so a child can point at its parent in
+    the same batch. ``floor`` is the highest key this import already holds."""
+    table = Event._meta.db_table
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [table, count]
+            )
+            return [row[0] for row in cursor.fetchall()]
+        # SQLite: the import's transaction holds the database's write lock, so no
+        # other writer can take these ids before this import writes them.
+        cursor.execute(f"SELECT COALESCE(MAX(id), 0) FROM {table}")
+        start = max(cursor.fetchone()[0], floor)
+        return list(range(start + 1, start + count + 1))
+
+
+def _digest(data: Any) -> str:
+    return hashlib.blake2b(orjson.dumps(data, option=orjson.OPT_SORT_KEYS), digest_size=16).hexdigest()
+
+
+def _with_id(data: Any) -> str:
+    if isinstance(data, dict) and isinstance(data.get("id"), str) and data["id"]:
+        return f"event {data['id'][:100]}: "
+    return ""
+
+
+def _head_hints(state: dict[str, Any] | None) -> tuple[str | None, bool]:
+    if not state:
+        return None, False
+    return state.get("leaf_event_id"), bool(state.get("head_is_empty", False))
+
+
+def _status(state: dict[str, Any], from_events: str, before: str) -> str:
+    status = state.get("execution_status")
+    if isinstance(status, str) and status:
+        return status[:40]
+    return from_events or before
+
+
+def _locate(problem: Problem, source: ConversationSource) -> str:
+    text = str(problem)
+    if problem.where == "base_state.json":
+        return f"{source.where}/{text}"
+    return text if problem.where else f"{source.where}: {text}"

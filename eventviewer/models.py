@@ -1,0 +1,236 @@
+from __future__ import annotations
+
+import secrets
+from datetime import datetime
+
+from django.conf import settings
+from django.db import connection, models
+from django.urls import reverse
+from django.utils import timezone
+
+from eventviewer.trajectory import kinds
+from eventviewer.trajectory.pairing import referenced_actions
+from eventviewer.trajectory.reading import Reading, read
+from eventviewer.trajectory.skeleton import Node, build_skeleton
+
+
+class Conversation(models.Model):
+    conversation_id = models.CharField(max_length=32, unique=True)  # the SDK id, 32 hex digits
+    title = models.CharField(max_length=300, blank=True)
+    execution_status = models.CharField(max_length=40, blank=True)
+    head = models.ForeignKey(
+        "Event",
+        null=True,
+        blank=True,
+        # The conversation goes with its events, so the database never sees a dangling HEAD.
+        on_delete=models.DO_NOTHING,
+        related_name="+",
+    )
+    agent_kind = models.CharField(max_length=100, blank=True)
+    model = models.CharField(max_length=200, blank=True)
+    base_state = models.TextField(blank=True)  # base_state.json, verbatim
+    source = models.CharField(max_length=1000, blank=True)  # where it was imported from
+    imported_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+    # Figures computed at import, so the list never walks a tree.
+    event_count = models.PositiveIntegerField(default=0)
+    leaf_count = models.PositiveIntegerField(default=0)
+    head_depth = models.PositiveIntegerField(default=0)
+    pending_count = models.PositiveIntegerField(default=0)
+    mismatch_count = models.PositiveIntegerField(default=0)
+    skeleton = models.JSONField(default=dict, blank=True)  # see trajectory.skeleton
+
+    class Meta:
+        ordering = ["-imported_at"]
+        indexes = [
+            # The list's default order: newest import first.
+            models.Index(fields=["-imported_at"], name="conversation_imported_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title or self.conversation_id
+
+    def get_absolute_url(self) -> str:
+        return reverse("eventviewer:conversation", args=[self.conversation_id])
+
+    @property
+    def problem_count(self) -> int:
+        return self.pending_count + self.mismatch_count
+
+    @property
+    def branch_count(self) -> int:
+        return self.leaf_count
+
+    def refresh_figures(self) -> None:
+        """Recompute the skeleton and the list's figures from the stored events.
+
+        Called after every import and HEAD change; it reads light columns only.
+        """
+        rows = list(
+            self.events.filter(depth__isnull=False).values_list(
+                "pk", "event_id", "parent_id", "seq", "depth", "kind", "payload_kind", "is_error",
+                "executable", "source", "timestamp", "summary",
+            )
+        )
+        event_id = {row[0]: row[1] for row in rows}
+        nodes = [
+            Node(
+                eid, event_id.get(parent), seq, depth, kind,
+                kinds.outcome(kind, payload_kind, is_error, executable, source), ts, summary,
+            )
+            for _, eid, parent, seq, depth, kind, payload_kind, is_error, executable, source, ts, summary in rows
+        ]
+        skeleton = build_skeleton(nodes, event_id.get(self.head_id))
+        self.skeleton = skeleton
+        self.event_count = self.events.count()
+        self.leaf_count = sum(1 for node in skeleton["nodes"] if node["leaf"])
+        reading = self.read_path(self.head) if self.head_id else None
+        self.head_depth = len(reading.path) if reading else 0
+        self.pending_count = len(reading.pairing.pending) if reading else 0
+        self.mismatch_count = len(reading.pairing.mismatched) if reading else 0
+        self.updated_at = timezone.now()
+        self.save()
+
+    def read_path(self, leaf: Event) -> Reading:
+        """The branch ending at ``leaf``: path, turns, pending and mismatched."""
+        path = Event.objects.path_to(leaf)
+        wanted = referenced_actions(path)
+        elsewhere = set()
+        if wanted:
+            elsewhere = set(
+                self.events.filter(kind=kinds.ACTION, event_id__in=wanted).values_list("event_id", flat=True)
+            )
+        return read(path, elsewhere)
+
+
+class EventQuerySet(models.QuerySet):
+    LIGHT_FIELDS = (
+        "id", "conversation_id", "event_id", "seq", "parent_ref", "parent_id", "depth", "kind",
+        "source", "timestamp", "tool_name", "tool_call_id", "action_id", "llm_response_id",
+        "payload_kind", "role", "executable", "carries_text", "is_error", "summary",
+    )
+
+    def light(self) -> EventQuerySet:
+        return self.only(*self.LIGHT_FIELDS)
+
+    def path_to(self, leaf: Event) -> list[Event]:
+        """The root-first path to ``leaf`` in one recursive query, O(depth): the rest
+        of the conversation is never read, nor any payload."""
+        table = Event._meta.db_table
+        columns = ", ".join(f"e.{connection.ops.quote_name(Event._meta.get_field(f).column)}" for f in self.LIGHT_FIELDS)
+        sql = f"""
+            WITH RECURSIVE chain(id, n) AS (
+                SELECT id, 0 FROM {table} WHERE id = %s
+                UNION ALL
+                SELECT p.parent_id, chain.n + 1 FROM {table} p JOIN chain ON p.id = chain.id
+                WHERE p.parent_id IS NOT NULL AND chain.n <= %s
+            )
+            SELECT {columns} FROM chain JOIN {table} e ON e.id = chain.id ORDER BY chain.n DESC
+        """
+        return list(Event.objects.raw(sql, [leaf.pk, leaf.depth or 0]))
+
+
+class Event(models.Model):
+    conversation = models.ForeignKey(
+        Conversation,
+        on_delete=models.CASCADE,
+        related_name="events",
+        db_index=False,  # the unique (conversation, event_id) index serves these lookups
+    )
+    event_id = models.CharField(max_length=255)  # the SDK id, unique per conversation only
+    seq = models.PositiveIntegerField()  # append position in the conversation's log
+    parent_ref = models.CharField(max_length=255, null=True, blank=True)  # the raw parent_id
+    parent = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        # Events are only ever deleted with their whole conversation.
+        on_delete=models.DO_NOTHING,
+        related_name="children",
+    )
+    depth = models.PositiveIntegerField(null=True, blank=True)  # null: not a tree node
+    kind = models.CharField(max_length=100)
+    source = models.CharField(max_length=40, blank=True)
+    timestamp = models.CharField(max_length=64, blank=True)  # verbatim
+    tool_name = models.CharField(max_length=255, blank=True)
+    tool_call_id = models.CharField(max_length=255, blank=True)
+    action_id = models.CharField(max_length=255, blank=True)
+    llm_response_id = models.CharField(max_length=255, blank=True)
+    payload_kind = models.CharField(max_length=100, blank=True)  # action.kind / observation.kind
+    role = models.CharField(max_length=20, blank=True)  # a MessageEvent's llm_message.role
+    executable = models.BooleanField(default=False)  # an ActionEvent with an `action`
+    carries_text = models.BooleanField(default=False)  # thought, reasoning or thinking blocks
+    is_error = models.BooleanField(default=False)
+    summary = models.CharField(max_length=300, blank=True)  # one line for lists and the diagram
+    digest = models.CharField(max_length=32)  # of the canonical JSON: re-imports compare it
+    raw = models.TextField()  # the original JSON, verbatim
+
+    objects = EventQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            # Lookups by SDK id, and re-imports that must add each event once.
+            models.UniqueConstraint(fields=["conversation", "event_id"], name="event_id_per_conversation"),
+            # Append order within a conversation (legacy parents, HEAD fallback).
+            models.UniqueConstraint(fields=["conversation", "seq"], name="event_seq_per_conversation"),
+        ]
+        indexes = [
+            # Results that name an action off the path: is it on another branch?
+            models.Index(fields=["conversation", "kind", "event_id"], name="event_kind_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.event_id}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("eventviewer:event", args=[self.conversation.conversation_id, self.event_id])
+
+    @property
+    def is_tree_node(self) -> bool:
+        return self.depth is not None
+
+    @property
+    def when(self) -> datetime | None:
+        try:
+            return datetime.fromisoformat(self.timestamp)
+        except ValueError:
+            return None
+
+
+class ShareLink(models.Model):
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="share_links")
+    token = models.CharField(max_length=64, unique=True, editable=False)
+    leaf_event_id = models.CharField(max_length=255, blank=True)
+    focus_event_id = models.CharField(max_length=255, blank=True)
+    note = models.CharField(max_length=500, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"share link {self.token[:8]}… for {self.conversation_id}"
+
+    def get_absolute_url(self) -> str:
+        url = reverse("eventviewer:share", args=[self.token])
+        return url
+
+    def save(self, *args, **kwargs) -> None:
+        if not self.token:
+            self.token = secrets.token_urlsafe(32)  # 256 random bits
+        super().save(*args, **kwargs)
+
+    @property
+    def is_revoked(self) -> bool:
+        return self.revoked_at is not None
+
+    @property
+    def is_expired(self) -> bool:
+        return self.expires_at is not None and self.expires_at <= timezone.now()
+
+    @property
+    def is_active(self) -> bool:
+        return not self.is_revoked and not self.is_expired

@@ -1,0 +1,361 @@
+"""Finding conversations in what a user hands us, within the configured limits.
+
+A PATH is a conversation folder (``base_state.json`` + ``events/event-NNNNN-<id>.json``),
+a persistence root holding such folders, a ``.zip`` of either, or a ``.json`` (array)
+or ``.jsonl`` file of events. Files are read one at a time, so memory does not grow
+with the size of a conversation.
+"""
+
+from __future__ import annotations
+
+import re
+import stat
+import uuid
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, BinaryIO, Protocol
+
+import orjson
+from django.conf import settings
+
+EVENT_FILE = re.compile(r"^event-(?P<seq>\d+)-(?P<event_id>.+)\.json$")
+HEX_ID = re.compile(r"^[0-9a-f]{32}$")
+SEARCH_DEPTH = 4  # how deep below PATH to look for conversation folders
+
+
+class SourceError(Exception):
+    """A problem with the input itself; the message names the file."""
+
+
+def normalize_conversation_id(value: str) -> str | None:
+    """The 32-hex form of a conversation id given as hex or dashed UUID, else None."""
+    candidate = value.strip().lower().replace("-", "")
+    return candidate if HEX_ID.match(candidate) else None
+
+
+@dataclass(frozen=True, slots=True)
+class RawEvent:
+    seq: int
+    where: str
+    data: Any  # parsed JSON, or None when ``error`` is set
+    raw: str
+    error: str = ""
+
+
+@dataclass
+class ConversationSource:
+    conversation_id: str
+    where: str
+    base_state: dict[str, Any] | None = None
+    base_state_raw: str = ""
+    problems: list[str] = field(default_factory=list)  # found before reading events
+    _events: Any = None  # () -> Iterator[RawEvent]
+
+    def events(self) -> Iterator[RawEvent]:
+        return self._events()
+
+
+class Files(Protocol):
+    """A read-only tree of files: a directory on disk or a zip archive."""
+
+    label: str
+    name: str  # what the tree is called: a folder's name, a zip's name without .zip
+
+    def names(self) -> list[str]: ...  # posix paths relative to the root, files only
+
+    def size(self, name: str) -> int: ...
+
+    def open(self, name: str) -> BinaryIO: ...
+
+
+def read_capped(files: Files, name: str, limit: int) -> bytes:
+    """At most limit + 1 bytes, whatever size the file claims: a zip bomb may lie."""
+    with files.open(name) as f:
+        return f.read(limit + 1)
+
+
+class DirectoryFiles:
+    def __init__(self, root: Path):
+        self.root = root
+        self.label = str(root)
+        self.name = root.name
+        self._sizes: dict[str, int] = {}
+
+    def names(self) -> list[str]:
+        if not self._sizes:
+            self._walk(self.root, "", 0)
+        return sorted(self._sizes)
+
+    def _walk(self, folder: Path, prefix: str, depth: int) -> None:
+        with_events = folder.name == "events"
+        for entry in sorted(folder.iterdir()):
+            name = prefix + entry.name
+            info = entry.lstat()
+            wanted = with_events or entry.suffix in (".json", ".jsonl")
+            if stat.S_ISLNK(info.st_mode):
+                if wanted:
+                    raise SourceError(f"{self.label}/{name}: a symbolic link; eventviewer never follows links")
+                continue
+            if stat.S_ISDIR(info.st_mode) and depth < SEARCH_DEPTH:
+                self._walk(entry, name + "/", depth + 1)
+            elif stat.S_ISREG(info.st_mode) and wanted:
+                self._sizes[name] = info.st_size
+
+    def size(self, name: str) -> int:
+        return self._sizes[name]
+
+    def open(self, name: str) -> BinaryIO:
+        return open(self.root / name, "rb")
+
+
+class ZipFiles:
+    def __init__(self, path: Path, label: str):
+        self.label = label
+        self.name = PurePosixPath(label).name.removesuffix(".zip").removesuffix(".ZIP")
+        try:
+            self.zip = zipfile.ZipFile(path)
+        except (zipfile.BadZipFile, OSError) as e:
+            raise SourceError(f"{label}: not a readable zip archive ({e})") from None
+        self._members: dict[str, zipfile.ZipInfo] = {}
+        self._check()
+
+    def _check(self) -> None:
+        infos = self.zip.infolist()
+        if len(infos) > settings.EVENTVIEWER_MAX_ZIP_MEMBERS:
+            raise SourceError(
+                f"{self.label}: {len(infos):,} members, over the limit of "
+                f"{settings.EVENTVIEWER_MAX_ZIP_MEMBERS:,} (EVENTVIEWER_MAX_ZIP_MEMBERS)"
+            )
+        total = 0
+        for info in infos:
+            name = info.filename
+            mode = info.external_attr >> 16
+            if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name):
+                raise SourceError(f"{self.label}: member {name!r} has an absolute path")
+            if "\\" in name or any(part == ".." for part in PurePosixPath(name).parts):
+                raise SourceError(f"{self.label}: member {name!r} would land outside its folder")
+            if stat.S_ISLNK(mode):
+                raise SourceError(f"{self.label}: member {name!r} is a symbolic link")
+            if info.is_dir():
+                continue
+            total += info.file_size
+            if total > settings.EVENTVIEWER_MAX_ZIP_BYTES:
+                raise SourceError(
+                    f"{self.label}: uncompressed contents exceed {settings.EVENTVIEWER_MAX_ZIP_BYTES:,} bytes "
+                    "(EVENTVIEWER_MAX_ZIP_BYTES)"
+                )
+            self._members[name] = info
+
+    def names(self) -> list[str]:
+        return sorted(self._members)
+
+    def size(self, name: str) -> int:
+        return self._members[name].file_size
+
+    def open(self, name: str) -> BinaryIO:
+        return self.zip.open(self._members[name])
+
+
+def find_conversations(path: Path, label: str | None = None) -> list[ConversationSource]:
+    """Every conversation in PATH, or SourceError when there is none or PATH is unusable."""
+    label = label or str(path)
+    if path.is_symlink() and not path.exists():
+        raise SourceError(f"{label}: a broken symbolic link")
+    if not path.exists():
+        raise SourceError(f"{label}: no such file or folder")
+    if path.is_dir():
+        files: Files = DirectoryFiles(path)
+    elif path.suffix.lower() == ".zip":
+        _check_size(path.stat().st_size, label, settings.EVENTVIEWER_MAX_FILE_BYTES, "EVENTVIEWER_MAX_FILE_BYTES")
+        files = ZipFiles(path, label)
+    elif path.suffix.lower() in (".json", ".jsonl"):
+        return [_event_file_source(_SingleFile(path, label), path.name, label)]
+    else:
+        raise SourceError(f"{label}: expected a conversation folder, a .zip, a .json or a .jsonl file")
+    return _sources_in(files, label)
+
+
+class _SingleFile:
+    def __init__(self, path: Path, label: str):
+        self.path, self.label = path, label
+
+    def names(self) -> list[str]:
+        return [self.path.name]
+
+    def size(self, name: str) -> int:
+        return self.path.stat().st_size
+
+    def open(self, name: str) -> BinaryIO:
+        return open(self.path, "rb")
+
+
+def _sources_in(files: Files, label: str) -> list[ConversationSource]:
+    names = files.names()
+    folders: dict[str, list[str]] = {}
+    for name in names:
+        parts = PurePosixPath(name).parts
+        if parts[-1] == "base_state.json":
+            folders.setdefault("/".join(parts[:-1]), [])
+        elif len(parts) >= 2 and parts[-2] == "events":
+            folders.setdefault("/".join(parts[:-2]), []).append(name)
+    if folders:
+        return [_folder_source(files, folder, event_names, label) for folder, event_names in sorted(folders.items())]
+    event_files = [n for n in names if n.endswith((".json", ".jsonl"))]
+    if not event_files:
+        raise SourceError(f"{label}: no conversation found (no base_state.json, events/ folder or .json/.jsonl file)")
+    return [_event_file_source(files, name, f"{label}/{name}" if name != label else label) for name in event_files]
+
+
+def _folder_source(files: Files, folder: str, event_names: list[str], label: str) -> ConversationSource:
+    prefix = f"{folder}/" if folder else ""
+    where = f"{label}/{folder}" if folder else label
+    source = ConversationSource(conversation_id="", where=where)
+    base_name = prefix + "base_state.json"
+    if base_name in files.names():
+        data, raw, error = _read_json(files, base_name, settings.EVENTVIEWER_MAX_FILE_BYTES, "EVENTVIEWER_MAX_FILE_BYTES")
+        if error:
+            source.problems.append(f"{where}/base_state.json: {error}")
+        elif not isinstance(data, dict):
+            source.problems.append(f"{where}/base_state.json: expected a JSON object")
+        else:
+            source.base_state, source.base_state_raw = data, raw
+            source.problems.extend(f"{where}/base_state.json: {p}" for p in _check_base_state(data))
+
+    folder_name = PurePosixPath(folder).name if folder else files.name
+    source.conversation_id = normalize_conversation_id(folder_name) or ""
+    if not source.conversation_id and source.base_state and isinstance(source.base_state.get("id"), str):
+        source.conversation_id = normalize_conversation_id(source.base_state["id"]) or ""
+    if not source.conversation_id:
+        source.problems.append(
+            f"{where}: cannot tell the conversation id (the folder name is not a 32-hex id and base_state.json has no id)"
+        )
+
+    numbered: dict[int, str] = {}
+    for name in event_names:
+        base = PurePosixPath(name).name
+        if base.startswith("."):
+            continue  # the SDK's lock and length-marker sidecars
+        match = EVENT_FILE.match(base)
+        if not match:
+            if base.startswith("event-"):
+                source.problems.append(f"{where}/events/{base}: not named event-NNNNN-<id>.json")
+            continue
+        seq = int(match["seq"])
+        if seq in numbered:
+            source.problems.append(
+                f"{where}/events/{base}: position {seq} is also taken by {PurePosixPath(numbered[seq]).name}"
+            )
+            continue
+        numbered[seq] = name
+    for expected, seq in enumerate(sorted(numbered)):
+        if seq != expected:
+            source.problems.append(f"{where}/events: event-{expected:05d}-*.json is missing (the files jump to {seq:05d})")
+            break
+
+    def events() -> Iterator[RawEvent]:
+        for seq in sorted(numbered):
+            name = numbered[seq]
+            where_file = f"{where}/events/{PurePosixPath(name).name}"
+            data, raw, error = _read_json(files, name, settings.EVENTVIEWER_MAX_EVENT_BYTES, "EVENTVIEWER_MAX_EVENT_BYTES")
+            if not error and isinstance(data, dict):
+                expected_id = EVENT_FILE.match(PurePosixPath(name).name)["event_id"]
+                if data.get("id") != expected_id:
+                    error = f"the file name says event {expected_id} but the file holds event {data.get('id')!r}"
+            yield RawEvent(seq, where_file, data, raw, error)
+
+    source._events = events
+    return source
+
+
+def _event_file_source(files: Files, name: str, where: str) -> ConversationSource:
+    stem = PurePosixPath(name).name.rsplit(".", 1)[0]
+    source = ConversationSource(conversation_id=normalize_conversation_id(stem) or "", where=where)
+    if name.endswith(".jsonl"):
+        source._events = lambda: _jsonl_events(files, name, where)
+    else:
+        items = _json_array_events(files, name, where)  # an array is parsed whole, once
+        source._events = lambda: iter(items)
+    if not source.conversation_id:
+        # Not named by its id: derive a stable one, so importing the file again re-syncs it.
+        first = next(source.events(), None)
+        first_id = first.data.get("id") if first and isinstance(first.data, dict) else ""
+        source.conversation_id = uuid.uuid5(uuid.NAMESPACE_URL, f"eventviewer:{stem}:{first_id}").hex
+    return source
+
+
+def _jsonl_events(files: Files, name: str, where: str) -> Iterator[RawEvent]:
+    file_cap, event_cap = settings.EVENTVIEWER_MAX_FILE_BYTES, settings.EVENTVIEWER_MAX_EVENT_BYTES
+    size = files.size(name)
+    if size > file_cap:
+        yield RawEvent(0, where, None, "", _too_big(size, file_cap, "EVENTVIEWER_MAX_FILE_BYTES"))
+        return
+    seq = total = 0
+    with files.open(name) as f:
+        for number, line in enumerate(iter(lambda: f.readline(event_cap + 2), b""), start=1):
+            total += len(line)
+            line_where = f"{where}:{number}"
+            if total > file_cap:
+                yield RawEvent(seq, where, None, "", _too_big(total, file_cap, "EVENTVIEWER_MAX_FILE_BYTES"))
+                return
+            if len(line.rstrip(b"\r\n")) > event_cap:
+                yield RawEvent(seq, line_where, None, "", "a line over the limit of "
+                               f"{event_cap:,} bytes (EVENTVIEWER_MAX_EVENT_BYTES)")
+                return
+            if not line.strip():
+                continue
+            data, raw, error = _parse(line)
+            yield RawEvent(seq, line_where, data, raw, error)
+            seq += 1
+
+
+def _json_array_events(files: Files, name: str, where: str) -> list[RawEvent]:
+    data, _, error = _read_json(files, name, settings.EVENTVIEWER_MAX_FILE_BYTES, "EVENTVIEWER_MAX_FILE_BYTES")
+    if error:
+        return [RawEvent(0, where, None, "", error)]
+    if isinstance(data, dict) and isinstance(data.get("events"), list):
+        data = data["events"]
+    if not isinstance(data, list):
+        return [RawEvent(0, where, None, "", 'expected a JSON array of events (or an object with an "events" array)')]
+    return [RawEvent(seq, f"{where}[{seq}]", item, orjson.dumps(item).decode()) for seq, item in enumerate(data)]
+
+
+def _read_json(files: Files, name: str, cap: int, setting: str) -> tuple[Any, str, str]:
+    size = files.size(name)
+    if size > cap:
+        return None, "", _too_big(size, cap, setting)
+    content = read_capped(files, name, cap)
+    if len(content) > cap:
+        return None, "", _too_big(len(content), cap, setting)
+    return _parse(content)
+
+
+def _parse(content: bytes) -> tuple[Any, str, str]:
+    try:
+        data = orjson.loads(content)
+    except orjson.JSONDecodeError as e:
+        return None, "", f"malformed JSON ({e})"
+    return data, content.decode("utf-8").strip(), ""
+
+
+def _too_big(size: int, cap: int, setting: str) -> str:
+    return f"{size:,} bytes, over the limit of {cap:,} ({setting})"
+
+
+def _check_size(size: int, where: str, cap: int, setting: str) -> None:
+    if size > cap:
+        raise SourceError(f"{where}: {_too_big(size, cap, setting)}")
+
+
+def _check_base_state(data: dict[str, Any]) -> list[str]:
+    problems = []
+    leaf = data.get("leaf_event_id")
+    if leaf is not None and not isinstance(leaf, str):
+        problems.append('"leaf_event_id" must be a string or null')
+    if "head_is_empty" in data and not isinstance(data["head_is_empty"], bool):
+        problems.append('"head_is_empty" must be true or false')
+    status = data.get("execution_status")
+    if status is not None and not isinstance(status, str):
+        problems.append('"execution_status" must be a string')
+    return problems

@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from django import template
+from django.utils.safestring import SafeString, mark_safe
+from markdown_it import MarkdownIt
+
+register = template.Library()
+
+# Raw HTML off: any markup in event text comes out as text. markdown-it's link
+# validation refuses javascript:, vbscript:, file: and data: (except images) URLs.
+_markdown = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
+
+
+@register.filter
+def markdown(text: str) -> SafeString:
+    """Render untrusted markdown: markdown-it escapes every text node itself."""
+    html = _markdown.render(text or "")
+    return mark_safe(html.replace("<a href=", '<a rel="nofollow noopener noreferrer" href='))
+
+
+@register.filter
+def kind_label(kind: str) -> str:
+    """ObservationEvent -> Observation: the suffix says nothing in a list of events."""
+    kind = kind or ""
+    return kind[: -len("Event")] if kind.endswith("Event") and len(kind) > 5 else kind
+
+
+@register.filter
+def short_id(value: str, length: int = 8) -> str:
+    value = value or ""
+    return value if len(value) <= length else value[:length] + "…"
+
+
+@register.filter
+def when(timestamp: str) -> datetime | str:
+    try:
+        return datetime.fromisoformat(timestamp)
+    except (TypeError, ValueError):
+        return timestamp or ""
+
+
+@register.simple_tag
+def scope_url(scope, **params) -> str:
+    return scope.url(**params)
+
+
+@register.simple_tag
+def event_url(scope, event_id: str, leaf: str | None = None) -> str:
+    return scope.event_url(event_id, leaf)

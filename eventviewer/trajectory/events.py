@@ -1,0 +1,186 @@
+"""What eventviewer reads from one persisted SDK event.
+
+``describe`` checks the fields it relies on (ids, kinds, parents, the identity triple)
+and extracts the light columns; everything else stays in the verbatim JSON. Wrong
+types raise ValueError with a message meant for the user.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from . import kinds
+
+MAX_ID_LENGTH = 255
+SUMMARY_LENGTH = 200
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class Light:
+    event_id: str
+    kind: str
+    parent_ref: str | None
+    source: str
+    timestamp: str
+    tool_name: str
+    tool_call_id: str
+    action_id: str
+    llm_response_id: str
+    payload_kind: str
+    role: str
+    executable: bool
+    carries_text: bool
+    is_error: bool
+    summary: str
+
+
+def describe(data: Any) -> Light:
+    if not isinstance(data, dict):
+        raise ValueError(f"an event must be a JSON object, not {_type_name(data)}")
+    event_id = data.get("id")
+    if event_id is None:
+        raise ValueError('the event has no "id"')
+    event_id = _identifier(data, "id")
+    if not event_id:
+        raise ValueError('"id" is empty')
+    kind = _identifier(data, "kind")
+    if not kind:
+        raise ValueError(f'the event has no "kind"')
+    if len(kind) > 100:
+        raise ValueError('"kind" is longer than 100 characters')
+    parent_ref = _identifier(data, "parent_id") or None
+    if "parent_id" in data and data["parent_id"] == "":
+        raise ValueError('"parent_id" is an empty string; use null for a root')
+
+    action = _object_or_none(data, "action")
+    observation = _object_or_none(data, "observation")
+    message = _object_or_none(data, "llm_message")
+    thought = _list_or_none(data, "thought")
+    thinking = _list_or_none(data, "thinking_blocks")
+    reasoning = _string(data, "reasoning_content", limit=None)
+    payload = action if action is not None else observation
+    payload_kind = ""
+    if payload is not None:
+        payload_kind = _string(payload, "kind", limit=100, label="payload kind")
+    role = _string(message, "role", limit=20, label="llm_message.role") if message else ""
+    is_error = kind in (kinds.AGENT_ERROR, kinds.CONVERSATION_ERROR) or bool(
+        observation is not None and observation.get("is_error") is True
+    )
+    return Light(
+        event_id=event_id,
+        kind=kind,
+        parent_ref=parent_ref,
+        source=_string(data, "source", limit=40),
+        timestamp=_string(data, "timestamp", limit=64),
+        tool_name=_identifier(data, "tool_name"),
+        tool_call_id=_identifier(data, "tool_call_id"),
+        action_id=_identifier(data, "action_id"),
+        llm_response_id=_identifier(data, "llm_response_id"),
+        payload_kind=payload_kind,
+        role=role,
+        executable=kind == kinds.ACTION and action is not None,
+        carries_text=bool(_texts(thought) or reasoning.strip() or thinking),
+        is_error=is_error,
+        summary=one_line(summarize(data, kind), SUMMARY_LENGTH),
+    )
+
+
+def summarize(data: dict[str, Any], kind: str) -> str:
+    """The line a person would want to see for this event in a list."""
+    if kind == kinds.MESSAGE:
+        return " ".join(_texts((data.get("llm_message") or {}).get("content")))
+    if kind == kinds.ACTION:
+        summary = data.get("summary")
+        if isinstance(summary, str) and summary.strip():
+            return summary
+        thought = " ".join(_texts(data.get("thought")))
+        return thought or str(data.get("tool_name") or "")
+    if kind == kinds.OBSERVATION:
+        observation = data.get("observation") or {}
+        return " ".join(_texts(observation.get("content"))) if isinstance(observation, dict) else ""
+    if kind == kinds.AGENT_ERROR:
+        return str(data.get("error") or "")
+    if kind == kinds.USER_REJECT:
+        return str(data.get("rejection_reason") or "rejected")
+    if kind == kinds.CONVERSATION_ERROR:
+        return f"{data.get('code') or 'error'}: {data.get('detail') or ''}"
+    if kind == kinds.SYSTEM_PROMPT:
+        tools = data.get("tools")
+        return f"system prompt, {len(tools) if isinstance(tools, list) else 0} tools"
+    if kind in (kinds.CONDENSATION, kinds.CONDENSATION_SUMMARY):
+        summary = data.get("summary")
+        if isinstance(summary, str) and summary:
+            return summary
+        forgotten = data.get("forgotten_event_ids")
+        return f"forgot {len(forgotten) if isinstance(forgotten, list) else 0} events"
+    return ""
+
+
+def one_line(text: str, limit: int) -> str:
+    text = _SPACE.sub(" ", _CONTROL.sub(" ", text)).strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def title_of(data: dict[str, Any]) -> str:
+    """A conversation's title from its first user message."""
+    return one_line(summarize(data, kinds.MESSAGE), 300)
+
+
+def _texts(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content] if content else []
+    if not isinstance(content, list):
+        return []
+    return [
+        item["text"]
+        for item in content
+        if isinstance(item, dict) and isinstance(item.get("text"), str) and item["text"]
+    ]
+
+
+def _type_name(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number"
+    )
+
+
+def _identifier(data: dict[str, Any], key: str) -> str:
+    value = data.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ValueError(f'"{key}" must be a string, not {_type_name(value)}')
+    if len(value) > MAX_ID_LENGTH:
+        raise ValueError(f'"{key}" is longer than {MAX_ID_LENGTH} characters')
+    if _CONTROL.search(value):
+        raise ValueError(f'"{key}" contains control characters')
+    return value
+
+
+def _string(data: dict[str, Any], key: str, limit: int | None, label: str | None = None) -> str:
+    value = data.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ValueError(f'"{label or key}" must be a string, not {_type_name(value)}')
+    if limit is not None and len(value) > limit:
+        raise ValueError(f'"{label or key}" is longer than {limit} characters')
+    return value.replace("\x00", "")
+
+
+def _object_or_none(data: dict[str, Any], key: str) -> dict[str, Any] | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, dict):
+        raise ValueError(f'"{key}" must be an object, not {_type_name(value)}')
+    return value
+
+
+def _list_or_none(data: dict[str, Any], key: str) -> list[Any] | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, list):
+        raise ValueError(f'"{key}" must be an array, not {_type_name(value)}')
+    return value

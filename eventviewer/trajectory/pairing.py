@@ -1,0 +1,120 @@
+"""Which actions still wait for a result, and which results do not fit.
+
+On the active path, an executable action (one with an ``action``) is answered by an
+ObservationEvent or UserRejectObservation whose action_id, tool_call_id and
+tool_name all match it, or by an AgentErrorEvent with its tool_call_id; results may
+come in any order. An action without a valid result is pending; an invalid call (no
+``action``) never is. A mismatched result does not answer its action.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from .kinds import ACTION, ACTION_RESULTS, AGENT_ERROR
+from .projection import EventLike
+
+
+class Mismatch(NamedTuple):
+    code: str
+    reason: str
+
+
+@dataclass
+class Pairing:
+    result_for: dict[str, str] = field(default_factory=dict)  # action id -> its result's id
+    answers: dict[str, str] = field(default_factory=dict)  # result id -> the action it answers
+    pending: list[str] = field(default_factory=list)  # action ids, path order
+    mismatched: dict[str, Mismatch] = field(default_factory=dict)  # result id -> why, path order
+
+    @property
+    def problem_count(self) -> int:
+        return len(self.pending) + len(self.mismatched)
+
+
+def referenced_actions(path: Sequence[EventLike]) -> set[str]:
+    """Action ids that results on the path name but that are not on the path: the
+    caller looks these up to tell "on another branch" from "unknown"."""
+    on_path = {e.event_id for e in path}
+    return {e.action_id for e in path if e.kind in ACTION_RESULTS and e.action_id and e.action_id not in on_path}
+
+
+def pair(path: Sequence[EventLike], elsewhere: Container[str] = frozenset()) -> Pairing:
+    """Pair results with actions along ``path`` (root first). ``elsewhere`` holds the
+    ids of actions that exist in the conversation but not on this path."""
+    result = Pairing()
+    kind_on_path = {e.event_id: e.kind for e in path}
+    seen_actions: dict[str, EventLike] = {}
+    by_call: dict[str, EventLike] = {}  # tool_call_id -> the latest action that made it
+    later_calls = {e.tool_call_id for e in path if e.kind == ACTION and e.tool_call_id}
+
+    def settle(res: EventLike, action: EventLike) -> None:
+        earlier = result.result_for.get(action.event_id)
+        if earlier is not None:
+            result.mismatched[res.event_id] = Mismatch(
+                "duplicate", f"second result for action {action.event_id}, already answered by {earlier}"
+            )
+            return
+        result.result_for[action.event_id] = res.event_id
+        result.answers[res.event_id] = action.event_id
+
+    for event in path:
+        if event.kind == ACTION:
+            seen_actions[event.event_id] = event
+            if event.tool_call_id:
+                by_call[event.tool_call_id] = event
+        elif event.kind in ACTION_RESULTS:
+            mismatch = _check_result(event, seen_actions, kind_on_path, elsewhere)
+            if mismatch is not None:
+                result.mismatched[event.event_id] = mismatch
+            else:
+                settle(event, seen_actions[event.action_id])
+        elif event.kind == AGENT_ERROR and event.tool_call_id:
+            action = by_call.get(event.tool_call_id)
+            if action is None:
+                if event.tool_call_id in later_calls:
+                    reason = Mismatch("before_action", f"comes before the action that made tool call {event.tool_call_id}")
+                else:
+                    reason = Mismatch("unknown_tool_call", f"answers tool call {event.tool_call_id}, which no action on this branch made")
+                result.mismatched[event.event_id] = reason
+            elif event.tool_name and action.tool_name and event.tool_name != action.tool_name:
+                result.mismatched[event.event_id] = Mismatch(
+                    "tool_name", f"tool_name {event.tool_name!r} does not match the action's {action.tool_name!r}"
+                )
+            else:
+                settle(event, action)
+
+    result.pending = [
+        e.event_id for e in path if e.kind == ACTION and e.executable and e.event_id not in result.result_for
+    ]
+    return result
+
+
+def _check_result(
+    event: EventLike,
+    seen_actions: dict[str, EventLike],
+    kind_on_path: dict[str, str],
+    elsewhere: Container[str],
+) -> Mismatch | None:
+    action_id = event.action_id
+    if not action_id:
+        return Mismatch("no_action_id", "names no action (action_id is empty)")
+    action = seen_actions.get(action_id)
+    if action is None:
+        kind = kind_on_path.get(action_id)
+        if kind == ACTION:
+            return Mismatch("before_action", f"comes before its action {action_id}")
+        if kind is not None:
+            return Mismatch("unknown_action", f"answers event {action_id}, which is a {kind}, not an action")
+        if action_id in elsewhere:
+            return Mismatch("other_branch", f"answers action {action_id}, which is on another branch")
+        return Mismatch("unknown_action", f"answers action {action_id}, which does not exist in this conversation")
+    if event.tool_call_id != action.tool_call_id:
+        return Mismatch(
+            "tool_call_id", f"tool_call_id {event.tool_call_id!r} does not match the action's {action.tool_call_id!r}"
+        )
+    if event.tool_name != action.tool_name:
+        return Mismatch("tool_name", f"tool_name {event.tool_name!r} does not match the action's {action.tool_name!r}")
+    return None

@@ -1,0 +1,93 @@
+"""Batch projection: the path as the model saw it.
+
+Consecutive ActionEvents with one ``llm_response_id`` are one assistant turn with k
+tool calls (k is conserved), exactly as the SDK's ``events_to_messages`` groups
+them. Events the model never sees do not break a batch; any event it sees does.
+Only the first action of a batch carries the shared thought and reasoning: a later
+one with its own text is kept and flagged, never dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from .kinds import ACTION, LLM_VISIBLE, role_of
+
+
+class EventLike(Protocol):
+    event_id: str
+    kind: str
+    source: str
+    role: str  # a MessageEvent's llm_message.role, else ""
+    tool_name: str
+    tool_call_id: str
+    action_id: str
+    llm_response_id: str
+    executable: bool  # an ActionEvent with an ``action`` (not an invalid call)
+    carries_text: bool  # an ActionEvent with thought, reasoning or thinking blocks
+
+
+@dataclass
+class Turn:
+    """One item of the projection: a single event, or a batch of actions."""
+
+    events: list[EventLike]
+    visible: bool  # does the model see it (is it one of its messages)?
+    role: str | None
+    stray_text: list[str] = field(default_factory=list)  # later actions with their own text
+    continues: str | None = None  # a batch split from an earlier one of the same response
+
+    @property
+    def kind(self) -> str:
+        return self.events[0].kind
+
+    @property
+    def event_ids(self) -> list[str]:
+        return [e.event_id for e in self.events]
+
+    @property
+    def tool_call_ids(self) -> list[str]:
+        if self.kind != ACTION:
+            return []
+        return [e.tool_call_id for e in self.events]
+
+    @property
+    def is_batch(self) -> bool:
+        return self.kind == ACTION
+
+
+def project(path: Sequence[EventLike]) -> list[Turn]:
+    """Group the root-first path into turns; invisible events met inside a batch
+    are placed right after it."""
+    turns: list[Turn] = []
+    batch: Turn | None = None
+    batches_by_response: dict[str, Turn] = {}
+    for event in path:
+        visible = event.kind in LLM_VISIBLE
+        if event.kind == ACTION:
+            response = event.llm_response_id
+            if batch is not None and batch.events[0].llm_response_id == response:
+                batch.events.append(event)
+                if event.carries_text:
+                    batch.stray_text.append(event.event_id)
+                continue
+            batch = Turn([event], visible=True, role="assistant")
+            earlier = batches_by_response.get(response) if response else None
+            if earlier is not None:
+                batch.continues = earlier.events[0].event_id
+            batches_by_response.setdefault(response, batch)
+            turns.append(batch)
+            continue
+        if visible:
+            batch = None
+            turns.append(Turn([event], visible=True, role=role_of(event.kind, event.role)))
+        else:
+            turns.append(Turn([event], visible=False, role=None))
+    return turns
+
+
+def messages(turns: Sequence[Turn]) -> list[Turn]:
+    """Only what the model sees: the SDK's events_to_messages, one item per message."""
+    return [t for t in turns if t.visible]

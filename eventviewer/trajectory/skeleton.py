@@ -1,0 +1,116 @@
+"""The skeleton: the tree with every linear run folded into its lower end.
+
+Kept as their own nodes: roots, branch points, leaves and HEAD. Every other event
+belongs to the run above the next such node. The skeleton is computed once per
+import (or HEAD change) and stored, so drawing the diagram never loads the whole
+conversation; its size grows with the number of branches, not of events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, NamedTuple
+
+
+class Node(NamedTuple):
+    id: str
+    parent: str | None
+    seq: int
+    depth: int
+    kind: str
+    outcome: str  # how a branch ending here ends (see kinds.outcome)
+    timestamp: str
+    summary: str
+
+
+def build_skeleton(nodes: Iterable[Node], head: str | None) -> dict[str, Any]:
+    """A JSON-ready skeleton: ``{"events": n, "head": id, "nodes": [...]}``.
+
+    Each node: id, up (nearest kept ancestor), run (the folded events between up and
+    this node: count, first/last id and kind) or None, kind, depth, seq, timestamp,
+    summary, children, flags root/branch/leaf/head, outcome (leaves only), and for its
+    subtree: leaves, events, latest_leaf (the most recently appended leaf).
+    """
+    by_id = {n.id: n for n in nodes}
+    children: dict[str, list[str]] = {}
+    roots: list[str] = []
+    for n in by_id.values():
+        if n.parent is None:
+            roots.append(n.id)
+        else:
+            children.setdefault(n.parent, []).append(n.id)
+
+    # Subtree totals, deepest first, so each node sees its children's totals.
+    order = sorted(by_id.values(), key=lambda n: n.depth, reverse=True)
+    leaves: dict[str, int] = {}
+    events: dict[str, int] = {}
+    latest: dict[str, str] = {}
+    for n in order:
+        kids = children.get(n.id, ())
+        if not kids:
+            leaves[n.id], events[n.id], latest[n.id] = 1, 1, n.id
+            continue
+        leaves[n.id] = sum(leaves[k] for k in kids)
+        events[n.id] = 1 + sum(events[k] for k in kids)
+        latest[n.id] = max((latest[k] for k in kids), key=lambda i: by_id[i].seq)
+
+    def kept(n: Node) -> bool:
+        return n.parent is None or len(children.get(n.id, ())) != 1 or n.id == head
+
+    # Top-down: carry the nearest kept ancestor and the run of folded events below it.
+    result: list[dict[str, Any]] = []
+    carry: dict[str, tuple[str | None, dict[str, Any] | None]] = {}
+    for n in reversed(order):
+        up, run = (None, None) if n.parent is None else carry[n.parent]
+        if n.parent is not None and kept(by_id[n.parent]):
+            up, run = n.parent, None
+        if not kept(n):
+            if run is None:
+                run = {"count": 0, "first": n.id, "first_kind": n.kind}
+            run = {**run, "count": run["count"] + 1, "last": n.id, "last_kind": n.kind}
+            carry[n.id] = (up, run)
+            continue
+        carry[n.id] = (n.id, None)
+        kids = len(children.get(n.id, ()))
+        result.append(
+            {
+                "id": n.id,
+                "up": up,
+                "run": run,
+                "kind": n.kind,
+                "depth": n.depth,
+                "seq": n.seq,
+                "timestamp": n.timestamp,
+                "summary": n.summary,
+                "children": kids,
+                "root": n.parent is None,
+                "branch": kids > 1,
+                "leaf": kids == 0,
+                "head": n.id == head,
+                "outcome": n.outcome if kids == 0 else None,
+                "leaves": leaves[n.id],
+                "events": events[n.id],
+                "latest_leaf": latest[n.id],
+            }
+        )
+    result.sort(key=lambda node: node["seq"])
+    return {"events": len(by_id), "head": head, "nodes": result}
+
+
+def latest_leaf_below(skeleton: dict[str, Any], path: list[str]) -> str | None:
+    """The most recently appended leaf under the last event of ``path`` (root-first
+    ids): the event itself if kept, else the kept node ending the run it lies in."""
+    if not path:
+        return None
+    kept = {node["id"]: node for node in skeleton.get("nodes", [])}
+    if path[-1] in kept:
+        return kept[path[-1]]["latest_leaf"]
+    for i in range(len(path) - 2, -1, -1):
+        if path[i] in kept:
+            first = path[i + 1]
+            for node in kept.values():
+                run_first = node["run"]["first"] if node["run"] else node["id"]
+                if node["up"] == path[i] and run_first == first:
+                    return node["latest_leaf"]
+            return None
+    return None

@@ -1,0 +1,168 @@
+"""The conversation tree, by the SDK's rules.
+
+An explicit ``parent_id`` wins; ``"__root__"`` marks an explicit new root; a null
+(or absent) ``parent_id`` is the root on the first tree event and, on a later one, a
+legacy event whose parent is the previously appended tree event.
+ConversationStateUpdateEvent is not a tree node. Timestamps never decide parenthood.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from .kinds import CONVERSATION_ERROR, ROOT_PARENT_ID, STATE_UPDATE
+
+
+class Entry(NamedTuple):
+    """What the tree needs to know of one appended event."""
+
+    seq: int
+    id: str
+    kind: str
+    parent_ref: str | None  # the raw parent_id; None when null or absent
+    where: str = ""  # the file (and line) it came from, for messages
+
+
+class Problem(NamedTuple):
+    where: str
+    event_id: str | None
+    message: str
+
+    def __str__(self) -> str:
+        parts = [p for p in (self.where, f"event {self.event_id}" if self.event_id else "") if p]
+        return ": ".join([*parts, self.message])
+
+
+class TreeError(ValueError):
+    """The events do not form a valid tree; ``problems`` says why, one per line."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+@dataclass
+class Tree:
+    """Parent links and depths of the tree events, in append order."""
+
+    parent: dict[str, str | None] = field(default_factory=dict)
+    depth: dict[str, int] = field(default_factory=dict)
+    kind: dict[str, str] = field(default_factory=dict)
+
+    def path(self, leaf: str | None) -> list[str]:
+        return path_to_root(self.parent, leaf)
+
+    def head(self, leaf_event_id: str | None, head_is_empty: bool = False) -> str | None:
+        """HEAD: ``leaf_event_id`` if given; else nothing when the state says the head
+        is empty; else the last tree event that is not a ConversationErrorEvent."""
+        if leaf_event_id is not None:
+            if leaf_event_id not in self.parent:
+                raise TreeError(
+                    [Problem("base_state.json", None, f"HEAD (leaf_event_id) names event {leaf_event_id}, which does not exist")]
+                )
+            return leaf_event_id
+        if head_is_empty:
+            return None
+        for event_id in reversed(self.parent):
+            if self.kind[event_id] != CONVERSATION_ERROR:
+                return event_id
+        return None
+
+
+def path_to_root(parent: Mapping[str, str | None], leaf: str | None) -> list[str]:
+    """Root-first ids from the root to ``leaf`` in O(depth).
+
+    Raises TreeError on a missing event or a cycle.
+    """
+    chain: list[str] = []
+    seen: set[str] = set()
+    current = leaf
+    while current is not None:
+        if current in seen:
+            raise TreeError([Problem("", current, "the parent chain loops back to this event (cycle)")])
+        if current not in parent:
+            raise TreeError([Problem("", current, "is missing from the conversation")])
+        seen.add(current)
+        chain.append(current)
+        current = parent[current]
+    chain.reverse()
+    return chain
+
+
+def build_tree(entries: Iterable[Entry]) -> Tree:
+    """Resolve every tree event's parent and depth, or raise TreeError listing every
+    duplicate id, reserved id, missing parent and cycle."""
+    problems: list[Problem] = []
+    tree = Tree()
+    where: dict[str, str] = {}
+    non_nodes: set[str] = set()
+    previous: str | None = None
+    for entry in sorted(entries, key=lambda e: e.seq):
+        if entry.id == ROOT_PARENT_ID:
+            problems.append(Problem(entry.where, entry.id, f'"{ROOT_PARENT_ID}" is reserved and cannot be an event id'))
+            continue
+        if entry.id in where:
+            problems.append(Problem(entry.where, entry.id, f"duplicate event id (first seen in {where[entry.id]})"))
+            continue
+        where[entry.id] = entry.where
+        if entry.kind == STATE_UPDATE:
+            non_nodes.add(entry.id)
+            continue
+        if entry.parent_ref == ROOT_PARENT_ID:
+            parent = None
+        elif entry.parent_ref is not None:
+            parent = entry.parent_ref
+        else:
+            parent = previous
+        tree.parent[entry.id] = parent
+        tree.kind[entry.id] = entry.kind
+        previous = entry.id
+
+    for event_id, parent in tree.parent.items():
+        if parent is None or parent in tree.parent:
+            continue
+        if parent in non_nodes:
+            message = f"parent {parent} is a {STATE_UPDATE}, which is not part of the tree"
+        else:
+            message = f"parent {parent} does not exist"
+        problems.append(Problem(where[event_id], event_id, message))
+    if problems:
+        raise TreeError(problems)
+
+    _fill_depths(tree, where, problems)
+    if problems:
+        raise TreeError(problems)
+    return tree
+
+
+def _fill_depths(tree: Tree, where: Mapping[str, str], problems: list[Problem]) -> None:
+    """Depth of every node, walking each chain once; reports each cycle once."""
+    cyclic = -2  # marks nodes on or below a cycle, so each cycle is reported once
+    depth = tree.depth
+    for start in tree.parent:
+        chain: list[str] = []
+        on_chain: set[str] = set()
+        current: str | None = start
+        while current is not None and current not in depth:
+            if current in on_chain:
+                loop = chain[chain.index(current) :]
+                message = (
+                    "is its own parent (cycle)"
+                    if len(loop) == 1
+                    else "the parent chain loops back to this event (cycle: " + " -> ".join(loop) + ")"
+                )
+                problems.append(Problem(where[current], current, message))
+                break
+            on_chain.add(current)
+            chain.append(current)
+            current = tree.parent[current]
+        if current is None:
+            base = -1
+        elif current in on_chain:
+            base = cyclic
+        else:
+            base = depth[current]
+        for offset, event_id in enumerate(reversed(chain), start=1):
+            depth[event_id] = cyclic if base == cyclic else base + offset

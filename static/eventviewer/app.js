@@ -1,0 +1,129 @@
+// eventviewer: keyboard navigation and copy-link controls. Everything else is
+// plain links and htmx attributes; this file only adds conveniences.
+(function () {
+  "use strict";
+
+  var current = null;
+
+  function eventElements() {
+    return Array.prototype.slice.call(document.querySelectorAll("[data-event]"));
+  }
+
+  function byEventId(id) {
+    return document.getElementById("event-" + id);
+  }
+
+  function focusEvent(el, updateHash) {
+    if (!el) return false;
+    document.querySelectorAll(".event.focused").forEach(function (e) { e.classList.remove("focused"); });
+    el.classList.add("focused");
+    el.scrollIntoView({ block: "center" });
+    current = el;
+    if (updateHash) history.replaceState(history.state, "", "#" + el.id);
+    return true;
+  }
+
+  function currentIndex(list) {
+    if (current && document.body.contains(current)) return list.indexOf(current);
+    var middle = window.innerHeight / 3;
+    for (var i = 0; i < list.length; i++) {
+      if (list[i].getBoundingClientRect().top >= middle - 40) return i - 1;
+    }
+    return list.length - 1;
+  }
+
+  function move(delta) {
+    var list = eventElements();
+    if (!list.length) return;
+    var i = currentIndex(list) + delta;
+    if (i < 0) {
+      var earlier = document.querySelector("[data-load-earlier]");
+      if (earlier) earlier.click();
+      i = 0;
+    }
+    if (i >= list.length) {
+      var later = document.querySelector("[data-load-later]");
+      if (later) later.click();
+      i = list.length - 1;
+    }
+    focusEvent(list[i], true);
+  }
+
+  function moveProblem(delta) {
+    var list = eventElements();
+    var i = currentIndex(list);
+    for (var j = i + delta; j >= 0 && j < list.length; j += delta) {
+      if (list[j].classList.contains("problem")) return focusEvent(list[j], true);
+    }
+    // No more problems in the loaded turns: follow the link to the next one outside them.
+    var where = delta > 0 ? "after" : "before";
+    var links = document.querySelectorAll("[data-problem-link][data-where='" + where + "']");
+    var link = delta > 0 ? links[0] : links[links.length - 1];
+    if (link) window.location.href = link.href;
+  }
+
+  function copy(text, el) {
+    var done = function () {
+      if (!el) return;
+      el.classList.add("copied");
+      setTimeout(function () { el.classList.remove("copied"); }, 1500);
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(done, function () { window.prompt("Copy this link:", text); });
+    } else {
+      window.prompt("Copy this link:", text);
+    }
+  }
+
+  function showKeys() {
+    var dialog = document.getElementById("keys");
+    if (dialog && !dialog.open) dialog.showModal();
+  }
+
+  document.addEventListener("keydown", function (e) {
+    if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return;
+    var target = e.target;
+    if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT|BUTTON)$/.test(target.tagName))) return;
+    switch (e.key) {
+      case "j": move(1); break;
+      case "k": move(-1); break;
+      case "n": moveProblem(1); break;
+      case "p": moveProblem(-1); break;
+      case "?": showKeys(); break;
+      default: return;
+    }
+    e.preventDefault();
+  });
+
+  document.addEventListener("click", function (e) {
+    var el = e.target.closest("[data-copy-link], [data-copy], [data-anchor], [data-show-keys]");
+    if (!el) return;
+    if (el.hasAttribute("data-show-keys")) {
+      showKeys();
+    } else if (el.hasAttribute("data-copy")) {
+      copy(new URL(el.getAttribute("data-copy"), window.location.href).href, el);
+    } else if (el.hasAttribute("data-copy-link")) {
+      e.preventDefault();
+      copy(new URL(el.getAttribute("href"), window.location.href).href, el);
+    } else if (el.hasAttribute("data-anchor")) {
+      var anchored = byEventId(el.getAttribute("data-anchor"));
+      if (anchored) {
+        e.preventDefault();
+        focusEvent(anchored, true);
+      }
+    }
+  });
+
+  function focusFromHash() {
+    var hash = decodeURIComponent(window.location.hash.slice(1));
+    if (hash.indexOf("event-") === 0) focusEvent(document.getElementById(hash), false);
+  }
+
+  document.addEventListener("DOMContentLoaded", focusFromHash);
+  document.addEventListener("htmx:afterSettle", function (e) {
+    if (e.target && e.target.id === "workspace") {
+      current = null;
+      focusFromHash();
+    }
+  });
+})();

@@ -1,0 +1,113 @@
+"""Shared fixtures: real SDK conversations, hand-made ones, and clients."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from eventviewer.importer import import_paths
+from eventviewer.models import Conversation
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "openhands-sdk"
+SCENARIOS = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and p.name != "sdk-answers")
+
+
+def fixture_folder(scenario: str) -> Path:
+    (folder,) = [p for p in (FIXTURES / scenario).iterdir() if p.is_dir()]
+    return folder
+
+
+def sdk_answers(scenario: str) -> dict:
+    return json.loads((FIXTURES / "sdk-answers" / f"{fixture_folder(scenario).name}.json").read_text())
+
+
+def import_scenario(scenario: str) -> Conversation:
+    (result,) = import_paths([(fixture_folder(scenario), scenario)])
+    return result.conversation
+
+
+@pytest.fixture
+def imported(db) -> Callable[[str], Conversation]:
+    return import_scenario
+
+
+@pytest.fixture
+def copy_scenario(tmp_path) -> Callable[[str], Path]:
+    """A writable copy of a fixture conversation folder."""
+
+    def copy(scenario: str) -> Path:
+        source = fixture_folder(scenario)
+        target = tmp_path / scenario / source.name
+        shutil.copytree(source, target)
+        for path in target.rglob("*"):
+            path.chmod(0o644 if path.is_file() else 0o755)
+        return target
+
+    return copy
+
+
+def write_folder(root: Path, events: list[dict], base_state: dict | None = None, conversation_id: str | None = None) -> Path:
+    """A conversation folder in the SDK's on-disk format, from event dicts."""
+    conversation_id = conversation_id or uuid.uuid4().hex
+    folder = root / conversation_id
+    (folder / "events").mkdir(parents=True)
+    for seq, event in enumerate(events):
+        event_id = event.get("id", f"missing-{seq}") if isinstance(event, dict) else f"bad-{seq}"
+        (folder / "events" / f"event-{seq:05d}-{event_id}.json").write_text(json.dumps(event))
+    if base_state is not None:
+        (folder / "base_state.json").write_text(json.dumps({"id": str(uuid.UUID(conversation_id)), **base_state}))
+    return folder
+
+
+@pytest.fixture
+def folder(tmp_path) -> Callable[..., Path]:
+    return lambda events, base_state=None, conversation_id=None: write_folder(tmp_path, events, base_state, conversation_id)
+
+
+@pytest.fixture
+def open_site(settings):
+    """The site as `make run` serves it: no login needed to read."""
+    settings.EVENTVIEWER_REQUIRE_LOGIN = False
+    return settings
+
+
+@pytest.fixture
+def user(db, django_user_model):
+    return django_user_model.objects.create_user("reviewer-lead", password="a-long-test-password")
+
+
+@pytest.fixture
+def user_client(client, user):
+    client.force_login(user)
+    return client
+
+
+def ev(event_id: str, kind: str, parent: str | None = None, **fields) -> dict:
+    """A minimal SDK event dict."""
+    event = {"id": event_id, "kind": kind, "source": fields.pop("source", "agent"), "timestamp": "2026-01-01T00:00:00"}
+    if parent is not None:
+        event["parent_id"] = parent
+    event.update(fields)
+    return event
+
+
+def action(event_id: str, parent: str | None, call: str, tool: str = "terminal", response: str = "r1", **fields) -> dict:
+    fields.setdefault("action", {"kind": "TerminalAction", "command": "ls"})
+    fields.setdefault("thought", [])
+    return ev(event_id, "ActionEvent", parent, tool_name=tool, tool_call_id=call, llm_response_id=response,
+              tool_call={"id": call, "name": tool, "arguments": "{}"}, **fields)
+
+
+def observation(event_id: str, parent: str | None, action_id: str, call: str, tool: str = "terminal", text: str = "ok", **fields) -> dict:
+    return ev(event_id, "ObservationEvent", parent, source="environment", action_id=action_id, tool_call_id=call,
+              tool_name=tool, observation={"kind": "TerminalObservation", "content": [{"type": "text", "text": text}]}, **fields)
+
+
+def message(event_id: str, parent: str | None, text: str, role: str = "user") -> dict:
+    return ev(event_id, "MessageEvent", parent, source="user" if role == "user" else "agent",
+              llm_message={"role": role, "content": [{"type": "text", "text": text}]})

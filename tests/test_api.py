@@ -1,0 +1,102 @@
+"""The JSON API reads every conversation exactly as the SDK does."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from .conftest import SCENARIOS, fixture_folder, sdk_answers
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def api(client, open_site):
+    return client
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_the_path_matches_the_sdk(api, imported, scenario):
+    imported(scenario)
+    answers = sdk_answers(scenario)
+    body = api.get(f"/api/conversations/{answers['conversation']}/path/").json()
+    assert body["conversation"] == answers["conversation"]
+    assert body["leaf"] == answers["leaf"]
+    assert body["path"] == answers["path"]
+    assert [m["tool_call_ids"] for m in body["messages"] if m["tool_call_ids"]] == answers["tool_call_groups"]
+    assert body["pending_action_ids"] == answers["pending_action_ids"]
+    assert [m["id"] for m in body["mismatched_observations"]] == answers["mismatched_observation_ids"]
+
+
+def test_messages_are_the_projection_in_order(api, imported):
+    imported("parallel-with-invalid-call")
+    body = api.get(f"/api/conversations/{fixture_folder('parallel-with-invalid-call').name}/path/").json()
+    assert [(m["role"], m["kind"], len(m["event_ids"])) for m in body["messages"]] == [
+        ("system", "SystemPromptEvent", 1),
+        ("user", "MessageEvent", 1),
+        ("assistant", "ActionEvent", 2),
+        ("tool", "AgentErrorEvent", 1),
+        ("assistant", "ActionEvent", 1),
+        ("tool", "ObservationEvent", 1),
+        ("tool", "ObservationEvent", 1),
+        ("assistant", "ActionEvent", 1),
+        ("tool", "ObservationEvent", 1),
+        ("assistant", "ActionEvent", 1),
+        ("tool", "ObservationEvent", 1),
+    ]
+    assert all(m["tool_call_ids"] == [] for m in body["messages"] if m["role"] != "assistant")
+
+
+def test_each_leaf_gives_its_own_branch(api, imported):
+    conversation = imported("branching-retries")
+    leaves = [n["id"] for n in conversation.skeleton["nodes"] if n["leaf"]]
+    paths = [api.get(f"/api/conversations/{conversation.conversation_id}/path/", {"leaf": leaf}).json()["path"] for leaf in leaves]
+    assert [p[-1] for p in paths] == leaves
+    assert len({tuple(p) for p in paths}) == 3
+    assert all(p[:2] == paths[0][:2] for p in paths)
+
+
+def test_a_dashed_uuid_is_accepted(api, imported):
+    conversation = imported("simple")
+    dashed = str(uuid.UUID(conversation.conversation_id))
+    assert api.get(f"/api/conversations/{dashed}/path/").json()["conversation"] == conversation.conversation_id
+
+
+@pytest.mark.parametrize(
+    ("url", "status", "message"),
+    [
+        ("/api/conversations/not-an-id/path/", 400, "is not a conversation id"),
+        (f"/api/conversations/{'0' * 32}/path/", 404, "there is no conversation"),
+        ("/api/conversations/{cid}/path/?leaf=nope", 404, "has no event 'nope'"),
+        ("/api/conversations/{cid}/path/?leaf=" + "x" * 300, 400, "leaf:"),
+        ("/api/conversations/{cid}/path/?leaf=a%00b", 400, "control characters"),
+        ("/api/conversations/?page=zero", 400, "page must be a positive integer"),
+        ("/api/conversations/?page=9", 404, "there is no page 9"),
+    ],
+)
+def test_bad_requests_get_json_errors(api, imported, url, status, message):
+    conversation = imported("simple")
+    response = api.get(url.format(cid=conversation.conversation_id))
+    assert response.status_code == status
+    assert response["Content-Type"] == "application/json"
+    assert message in response.json()["error"]
+
+
+def test_the_list_describes_every_conversation(api, imported):
+    for scenario in ("simple", "confirmation-pending"):
+        imported(scenario)
+    body = api.get("/api/conversations/").json()
+    assert body["count"] == 2
+    pending = next(c for c in body["conversations"] if c["execution_status"] == "waiting_for_confirmation")
+    assert (pending["pending"], pending["events"], pending["branches"]) == (2, 6, 1)
+    assert pending["url"].endswith(f"/c/{pending['conversation_id']}/")
+
+
+def test_the_api_needs_a_login_when_required(client, imported, settings):
+    settings.EVENTVIEWER_REQUIRE_LOGIN = True
+    conversation = imported("simple")
+    for url in ("/api/conversations/", f"/api/conversations/{conversation.conversation_id}/path/"):
+        response = client.get(url)
+        assert response.status_code == 401
+        assert response.json() == {"error": "authentication required: log in first"}

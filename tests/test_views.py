@@ -1,0 +1,303 @@
+"""Pages: what a user sees on the list, a conversation, an event, and the import page."""
+
+from __future__ import annotations
+
+import json
+import re
+import zipfile
+from xml.etree import ElementTree
+
+import pytest
+from django.test import override_settings
+
+from eventviewer.models import Conversation
+
+from .conftest import action, fixture_folder, message, observation
+
+pytestmark = pytest.mark.django_db
+
+HX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def site(client, open_site):
+    return client
+
+
+def event_ids_on_page(html: str) -> list[str]:
+    return re.findall(r'id="event-([^"]+)"', html)
+
+
+# The list
+
+
+def test_the_list_shows_each_conversation_with_its_figures(site, imported):
+    imported("confirmation-pending")
+    imported("branching-retries")
+    html = site.get("/").content.decode()
+    assert "Set up a new repository with a README." in html
+    assert "waiting_for_confirmation" in html
+    assert '<span class="badge pending">2</span>' in html
+    assert "Write a script that counts words in data.txt." in html
+
+
+def test_the_list_searches_titles_and_ids(site, imported):
+    imported("simple")
+    conversation = imported("errors")
+    html = site.get("/", {"q": "config.toml"}).content.decode()
+    assert "config.toml" in html and "hello.txt" not in html
+    html = site.get("/", {"q": conversation.conversation_id[:10]}).content.decode()
+    assert "config.toml" in html and "hello.txt" not in html
+    assert "No conversation matches" in site.get("/", {"q": "zebra"}).content.decode()
+
+
+def test_the_list_sorts_by_a_column_both_ways(site, imported):
+    imported("simple")
+    imported("long-300")
+    desc = site.get("/", {"sort": "events", "dir": "desc"}).content.decode()
+    asc = site.get("/", {"sort": "events", "dir": "asc"}).content.decode()
+    assert desc.index("Turn 0") < desc.index("hello.txt")
+    assert asc.index("hello.txt") < asc.index("Turn 0")
+    assert 'aria-sort="ascending"' in asc
+
+
+@pytest.mark.parametrize("query", [{"sort": "nonsense"}, {"dir": "sideways"}, {"page": "0"}, {"q": "x" * 201}])
+def test_a_bad_list_query_is_a_400_with_a_reason(site, query):
+    response = site.get("/", query)
+    assert response.status_code == 400
+    assert "Bad query" in response.content.decode()
+
+
+def test_the_list_table_is_an_htmx_partial(site, imported):
+    imported("simple")
+    response = site.get("/", {"q": "hello"}, **HX)
+    html = response.content.decode()
+    assert response.status_code == 200 and "<html" not in html and 'id="conversation-table"' in html
+    assert response["Vary"] == "HX-Request, Cookie" or "HX-Request" in response["Vary"]
+
+
+# A conversation
+
+
+def test_the_page_shows_the_head_branch_only(site, imported):
+    conversation = imported("branching-retries")
+    html = site.get(conversation.get_absolute_url()).content.decode()
+    head_path = [e.event_id for e in conversation.read_path(conversation.head).path]
+    assert event_ids_on_page(html) == head_path
+    assert '<span class="tag head"' in html
+
+
+def test_another_leaf_shows_its_branch_and_offers_to_make_it_head(client, imported, user):
+    conversation = imported("branching-retries")
+    other = next(n["id"] for n in conversation.skeleton["nodes"] if n["leaf"] and not n["head"])
+    client.force_login(user)
+    html = client.get(conversation.get_absolute_url(), {"leaf": other}).content.decode()
+    assert event_ids_on_page(html)[-1] == other
+    assert "not HEAD" in html and "Make this the default branch" in html
+
+
+def test_a_dashed_id_redirects_to_the_canonical_page(site, imported):
+    conversation = imported("simple")
+    import uuid
+
+    response = site.get(f"/c/{uuid.UUID(conversation.conversation_id)}/", {"leaf": conversation.head.event_id})
+    assert response.status_code == 302
+    assert response["Location"] == f"{conversation.get_absolute_url()}?leaf={conversation.head.event_id}"
+
+
+@pytest.mark.parametrize(
+    ("url", "status", "text"),
+    [
+        ("/c/zzz/", 400, "is not a conversation id"),
+        (f"/c/{'0' * 32}/", 404, "Not found"),
+        ("/c/{cid}/?leaf=missing-event", 404, "has no event"),
+        ("/c/{cid}/?leaf={head}&at=missing", 404, "is not on this branch"),
+        ("/c/{cid}/?leaf=" + "x" * 300, 400, "leaf"),
+        ("/c/{cid}/?at=a&before=b", 400, "at most one of at, before and after"),
+        ("/c/{cid}/events/nope/", 404, "has no event"),
+        ("/c/{cid}/diagram.svg?leaf=nope", 404, "has no event"),
+    ],
+)
+def test_bad_or_missing_things_get_400_or_404(site, imported, url, status, text):
+    conversation = imported("simple")
+    response = site.get(url.format(cid=conversation.conversation_id, head=conversation.head.event_id))
+    assert response.status_code == status
+    assert text in response.content.decode()
+
+
+def test_switching_branch_with_htmx_returns_only_the_workspace(site, imported):
+    conversation = imported("branching-retries")
+    leaf = next(n["id"] for n in conversation.skeleton["nodes"] if n["leaf"] and not n["head"])
+    response = site.get(conversation.get_absolute_url(), {"leaf": leaf}, **HX)
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "<html" not in html and html.lstrip().startswith('<div id="workspace"')
+    assert "<svg" in html and event_ids_on_page(html)[-1] == leaf
+    assert "HX-Request" in response["Vary"]
+
+
+def test_a_history_restore_gets_the_whole_page(site, imported):
+    conversation = imported("simple")
+    response = site.get(conversation.get_absolute_url(), HTTP_HX_REQUEST="true", HTTP_HX_HISTORY_RESTORE_REQUEST="true")
+    assert "<html" in response.content.decode()
+
+
+def test_pending_actions_and_their_count_are_flagged(site, imported):
+    conversation = imported("confirmation-pending")
+    html = site.get(conversation.get_absolute_url()).content.decode()
+    assert '<span class="badge pending">2 pending</span>' in html
+    assert html.count('<span class="badge pending" title="An executable action with no valid result on this branch">pending</span>') == 2
+
+
+def test_a_batch_is_one_assistant_turn_with_its_calls(site, imported):
+    conversation = imported("parallel-with-invalid-call")
+    html = site.get(conversation.get_absolute_url()).content.decode()
+    assert "2 tool calls" in html
+    assert "invalid call" in html
+    assert "continues" in html  # A3 is the same response, split by the AgentErrorEvent
+    assert "Let me set up the project" in html  # the shared thought, once
+    assert "The user wants a tiny module" in html  # reasoning, folded
+
+
+def test_errors_and_system_prompt_are_shown(site, imported):
+    conversation = imported("errors")
+    html = site.get(conversation.get_absolute_url()).content.decode()
+    assert "LLMAuthenticationError" in html
+    assert "Tool &#x27;search_files&#x27; not found" in html or "search_files" in html
+    assert "the tool reported an error" in html
+    assert "System prompt" in html and "<summary>" in html
+
+
+def test_condensation_summaries_are_shown(site, imported):
+    conversation = imported("condensation")
+    html = site.get(conversation.get_absolute_url()).content.decode()
+    assert "History condensed" in html and "USER_CONTEXT: user asked to build up a log file" in html
+
+
+def test_long_output_is_truncated_with_a_way_to_see_all(site, folder):
+    long_text = "\n".join(f"line {i}" for i in range(500))
+    path = folder([message("m1", None, "go"), action("a1", "m1", "c1"), observation("o1", "a1", "a1", "c1", text=long_text)])
+    from eventviewer.importer import import_paths
+
+    (result,) = import_paths([(path, "t")])
+    page = site.get(result.conversation.get_absolute_url()).content.decode()
+    assert "line 39" in page and "line 499" not in page and "show all output" in page
+    event_page = site.get(f"{result.conversation.get_absolute_url()}events/o1/").content.decode()
+    assert "line 499" in event_page
+
+
+def test_a_long_branch_is_windowed_and_loads_earlier_turns(site, imported, settings):
+    settings.EVENTVIEWER_PAGE_SIZE = 20
+    conversation = imported("long-300")
+    path = [e.event_id for e in conversation.read_path(conversation.head).path]
+    html = site.get(conversation.get_absolute_url()).content.decode()
+    shown = event_ids_on_page(html)
+    assert shown[-1] == path[-1] and len(shown) < 60
+    earlier = re.search(r'href="([^"]*before=[^"]*)"', html).group(1).replace("&amp;", "&")
+    fragment = site.get(earlier, **HX).content.decode()
+    more = event_ids_on_page(fragment)
+    assert "<html" not in fragment
+    assert more == path[path.index(more[0]) : path.index(shown[0])]
+
+
+def test_a_link_to_an_event_outside_the_window_opens_the_window_around_it(site, imported, settings):
+    settings.EVENTVIEWER_PAGE_SIZE = 20
+    conversation = imported("long-300")
+    target = conversation.read_path(conversation.head).path[40].event_id
+    html = site.get(conversation.get_absolute_url(), {"at": target}).content.decode()
+    assert target in event_ids_on_page(html)
+    assert "Load earlier turns" in html and "Load later turns" in html
+
+
+def test_the_event_page_has_the_raw_json_and_a_way_back_to_its_branch(site, imported):
+    conversation = imported("branching-retries")
+    on_head = conversation.events.get(seq=1)
+    html = site.get(f"{conversation.get_absolute_url()}events/{on_head.event_id}/").content.decode()
+    assert "Raw JSON" in html and "&quot;llm_message&quot;" in html
+    assert f"?leaf={conversation.head.event_id}&amp;at={on_head.event_id}#event-{on_head.event_id}" in html
+    # Off HEAD's branch: shown on the most recent branch through it.
+    off_head = conversation.events.get(seq=3)
+    latest = max((n for n in conversation.skeleton["nodes"] if n["leaf"] and n["id"] != conversation.head.event_id), key=lambda n: n["seq"])
+    html = site.get(f"{conversation.get_absolute_url()}events/{off_head.event_id}/").content.decode()
+    assert f"?leaf={latest['id']}&amp;at={off_head.event_id}" in html
+
+
+def test_the_standalone_svg_parses_and_links_every_leaf(site, imported):
+    conversation = imported("branching-retries")
+    response = site.get(f"{conversation.get_absolute_url()}diagram.svg")
+    assert response["Content-Type"].startswith("image/svg+xml")
+    assert "script-src" not in response["Content-Security-Policy"] and "default-src 'none'" in response["Content-Security-Policy"]
+    root = ElementTree.fromstring(response.content)
+    hrefs = {a.get("href") or a.get("{http://www.w3.org/1999/xlink}href") for a in root.iter("{http://www.w3.org/2000/svg}a")}
+    for node in conversation.skeleton["nodes"]:
+        if node["leaf"]:
+            assert f"{conversation.get_absolute_url()}?leaf={node['id']}" in hrefs
+
+
+# Import page
+
+
+def test_the_import_page_imports_an_uploaded_zip(site, tmp_path):
+    folder = fixture_folder("simple")
+    archive = tmp_path / "simple.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for path in folder.rglob("*"):
+            if path.is_file():
+                z.write(path, f"{folder.name}/{path.relative_to(folder)}")
+    with open(archive, "rb") as f:
+        response = site.post("/import/", {"files": f})
+    assert response.status_code == 302
+    assert response["Location"] == f"/c/{folder.name}/"
+
+
+def test_the_import_page_refuses_bad_files_and_says_why(site, tmp_path):
+    bad = tmp_path / "broken.jsonl"
+    bad.write_text('{"id": "m1", "kind": "MessageEvent"}\n{"id": \n')
+    with open(bad, "rb") as f:
+        response = site.post("/import/", {"files": f})
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert "Nothing was imported" in html and "broken.jsonl:2" in html and "malformed JSON" in html
+    assert Conversation.objects.count() == 0
+
+
+def test_the_import_page_refuses_other_file_types(site, tmp_path):
+    other = tmp_path / "notes.txt"
+    other.write_text("hello")
+    with open(other, "rb") as f:
+        response = site.post("/import/", {"files": f})
+    assert response.status_code == 400 and "upload a .zip" in response.content.decode()
+
+
+@override_settings(EVENTVIEWER_MAX_UPLOAD_BYTES=10)
+def test_the_import_page_caps_upload_size(site, tmp_path):
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps([message("m1", None, "hello there")]))
+    with open(big, "rb") as f:
+        response = site.post("/import/", {"files": f})
+    assert response.status_code == 400 and "EVENTVIEWER_MAX_UPLOAD_BYTES" in response.content.decode()
+
+
+# Login
+
+
+@pytest.mark.parametrize("url", ["/", "/c/{cid}/", "/c/{cid}/events/{eid}/", "/c/{cid}/diagram.svg", "/import/"])
+def test_pages_need_a_login_by_default(client, imported, settings, url):
+    settings.EVENTVIEWER_REQUIRE_LOGIN = True
+    conversation = imported("simple")
+    response = client.get(url.format(cid=conversation.conversation_id, eid=conversation.head.event_id))
+    assert response.status_code == 302 and response["Location"].startswith("/accounts/login/?next=")
+
+
+def test_a_logged_in_user_reads_everything(user_client, imported, settings):
+    settings.EVENTVIEWER_REQUIRE_LOGIN = True
+    conversation = imported("simple")
+    assert user_client.get("/").status_code == 200
+    assert user_client.get(conversation.get_absolute_url()).status_code == 200
+
+
+def test_every_page_has_a_strict_content_security_policy(site, imported):
+    conversation = imported("simple")
+    for url in ("/", conversation.get_absolute_url(), "/import/", "/accounts/login/"):
+        policy = site.get(url)["Content-Security-Policy"]
+        assert "script-src 'self'" in policy and "unsafe-inline" not in policy

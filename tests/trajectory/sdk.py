@@ -1,0 +1,95 @@
+"""Reading the SDK fixtures with the pure trajectory code only (no Django)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from eventviewer.trajectory import kinds
+from eventviewer.trajectory.events import describe
+from eventviewer.trajectory.skeleton import Node, build_skeleton
+from eventviewer.trajectory.tree import Entry, Tree, build_tree
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "openhands-sdk"
+SCENARIOS = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and p.name != "sdk-answers")
+
+
+@dataclass
+class Ev:
+    """An event as the pure code sees it (the same attributes as the Event model)."""
+
+    event_id: str
+    kind: str
+    source: str = ""
+    role: str = ""
+    tool_name: str = ""
+    tool_call_id: str = ""
+    action_id: str = ""
+    llm_response_id: str = ""
+    executable: bool = False
+    carries_text: bool = False
+    parent_ref: str | None = None
+    depth: int = 0
+    payload_kind: str = ""
+    is_error: bool = False
+    summary: str = ""
+    timestamp: str = ""
+    seq: int = 0
+
+
+@dataclass
+class Loaded:
+    folder: Path
+    events: dict[str, Ev]
+    entries: list[Entry]
+    tree: Tree
+    base_state: dict
+    answers: dict
+
+    @property
+    def head(self) -> str | None:
+        return self.tree.head(self.base_state.get("leaf_event_id"), bool(self.base_state.get("head_is_empty")))
+
+    def path(self, leaf: str | None = None) -> list[Ev]:
+        for event_id, depth in self.tree.depth.items():
+            self.events[event_id].depth = depth
+        return [self.events[i] for i in self.tree.path(leaf or self.head)]
+
+    def skeleton(self, head: str | None = None) -> dict:
+        return build_skeleton(nodes(self.events.values(), self.tree), head or self.head)
+
+
+def event_from(data: dict, seq: int = 0) -> Ev:
+    light = describe(data)
+    return Ev(
+        event_id=light.event_id, kind=light.kind, source=light.source, role=light.role,
+        tool_name=light.tool_name, tool_call_id=light.tool_call_id, action_id=light.action_id,
+        llm_response_id=light.llm_response_id, executable=light.executable, carries_text=light.carries_text,
+        parent_ref=light.parent_ref, payload_kind=light.payload_kind, is_error=light.is_error,
+        summary=light.summary, timestamp=light.timestamp, seq=seq,
+    )
+
+
+def nodes(events, tree: Tree) -> list[Node]:
+    return [
+        Node(
+            e.event_id, tree.parent[e.event_id], e.seq, tree.depth[e.event_id], e.kind,
+            kinds.outcome(e.kind, e.payload_kind, e.is_error, e.executable, e.source), e.timestamp, e.summary,
+        )
+        for e in events
+        if e.event_id in tree.parent
+    ]
+
+
+def load(scenario: str) -> Loaded:
+    (folder,) = [p for p in (FIXTURES / scenario).iterdir() if p.is_dir()]
+    events: dict[str, Ev] = {}
+    entries = []
+    for seq, file in enumerate(sorted((folder / "events").glob("event-*.json"))):
+        ev = event_from(json.loads(file.read_text()), seq)
+        events[ev.event_id] = ev
+        entries.append(Entry(seq, ev.event_id, ev.kind, ev.parent_ref, file.name))
+    answers = json.loads((FIXTURES / "sdk-answers" / f"{folder.name}.json").read_text())
+    base_state = json.loads((folder / "base_state.json").read_text())
+    return Loaded(folder, events, entries, build_tree(entries), base_state, answers)
