@@ -70,6 +70,7 @@ class DiagramNode:
     problem: str | None = None  # "pending" or "mismatched"
     contains: dict[str, int] = field(default_factory=dict)  # problems folded inside a run
     branches: int = 0  # fold: leaves folded; merged: side branches absorbed
+    side_events: int = 0  # merged: events in the absorbed side branches (not in ``count``)
     sub_events: int = 0  # events in its whole subtree, itself included
     sub_leaves: int = 0
     latest: str | None = None  # the most recently appended leaf below (or itself)
@@ -415,7 +416,7 @@ class _Plan:
                 if items[c].spine:
                     kids.append(c)
                 else:
-                    box.count += items[c].sub_events
+                    box.side_events += items[c].sub_events
                     box.branches += items[c].sub_leaves
         index = len(items)
         items.append(box)
@@ -520,7 +521,8 @@ def _label(box: DiagramNode) -> str:
     if box.role == "fold":
         return _lines(f"{_plural(box.branches, 'branch')} · {_plural(box.count, 'event')}")
     if box.role == "merged":
-        return _lines(_plural(box.count, "event"), _plural(box.branches, "side branch"), _contains(box))
+        side = f"+ {_plural(box.branches, 'side branch')} ({_plural(box.side_events, 'event')})" if box.branches else ""
+        return _lines(_plural(box.count, "event"), side, _contains(box))
     if box.role == "run":
         kinds = [_short(box.first_kind) if box.first_kind else "", _short(box.last_kind) if box.last_kind else ""]
         if box.count == 1:
@@ -544,7 +546,9 @@ def _tooltip(box: DiagramNode) -> str:
         text = f"{_plural(box.branches, 'branch')} folded here ({_plural(box.count, 'event')})"
         return _dot_string(text + ". Click to select the most recent leaf among them.", 4)
     if box.role in ("run", "merged"):
-        what = "folded events" if box.role == "run" else f"a stretch with {_plural(box.branches, 'side branch')}"
+        what = "folded events"
+        if box.role == "merged":
+            what = f"a stretch with {_plural(box.branches, 'side branch')} of {_plural(box.side_events, 'event')}"
         text = f"{_plural(box.count, 'event')} at depths {box.depth:,}–{box.bottom:,} ({what})"
         found = _contains(box)
         return _dot_string(text + (f", {found}" if found else "") + ". Click to select the most recent leaf below.", 4)
@@ -592,15 +596,14 @@ LEGEND = (
     ('BGCOLOR="#ffffff" BORDER="3"', "HEAD (double border)"),
     ('BGCOLOR="#ffffff" BORDER="1" STYLE="dashed"', "run of folded events"),
     (f'BGCOLOR="{FOLD_FILL}" BORDER="1"', "folded branches"),
-    (f'BGCOLOR="{PROBLEM_FILL["pending"]}" BORDER="1"', "pending action"),
-    (f'BGCOLOR="{OUTCOME_FILL["finished"]}" BORDER="1"', "finished"),
-    (f'BGCOLOR="{OUTCOME_FILL["error"]}" BORDER="1"', "error"),
-    (f'BGCOLOR="{OUTCOME_FILL["rejected"]}" BORDER="1"', "rejected"),
-    (f'BGCOLOR="{OUTCOME_FILL["open"]}" BORDER="1"', "open / pending leaf"),
+    (f'BGCOLOR="{OUTCOME_FILL["finished"]}" BORDER="1"', "leaf: finished"),
+    (f'BGCOLOR="{OUTCOME_FILL["error"]}" BORDER="1"', "leaf: error"),
+    (f'BGCOLOR="{OUTCOME_FILL["rejected"]}" BORDER="1"', "leaf: rejected"),
+    (f'BGCOLOR="{OUTCOME_FILL["open"]}" BORDER="1"', "leaf: open"),
+    (f'BGCOLOR="{OUTCOME_FILL["pending"]}" BORDER="1"', "leaf: action pending"),
+    (f'BGCOLOR="{PROBLEM_FILL["pending"]}" BORDER="1"', "pending on this branch"),
     (f'BGCOLOR="{PROBLEM_FILL["mismatched"]}" BORDER="1"', "mismatched observation"),
 )
-
-
 LEGEND_TITLE = "Click a node to select its branch (or the latest leaf below it)."
 
 
@@ -627,7 +630,7 @@ def build_dot(
     """The DOT source of the branch diagram; node ``n{i}`` is ``diagram_nodes(...)[i]``."""
     boxes = diagram_nodes(skeleton, path=path, problems=problems, max_nodes=max_nodes)
     out = [
-        "digraph branches {",
+        'digraph "Branch diagram" {',
         f'  graph [rankdir=TB, nodesep=0.18, ranksep=0.22, bgcolor="transparent", fontname="{FONT}"];',
         f'  node [shape=box, fontname="{FONT}", fontsize=9, height=0.22, width=0.3, margin="0.06,0.02",'
         f' color="{BORDER}"];',

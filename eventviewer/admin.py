@@ -1,0 +1,39 @@
+from django.contrib import admin
+from django.http import HttpRequest
+
+from eventviewer.models import Conversation, Event, ShareLink
+
+
+@admin.register(Conversation)
+class ConversationAdmin(admin.ModelAdmin):
+    list_display = ["title", "conversation_id", "execution_status", "event_count", "leaf_count", "imported_at"]
+    list_filter = ["execution_status"]
+    search_fields = ["title", "conversation_id"]
+    readonly_fields = [f.name for f in Conversation._meta.fields if f.name not in ("title",)]
+    exclude = ["skeleton"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # conversations come in through import only
+
+
+@admin.register(Event)
+class EventAdmin(admin.ModelAdmin):
+    list_display = ["event_id", "kind", "tool_name", "seq", "depth", "conversation"]
+    list_filter = ["kind"]
+    search_fields = ["event_id", "tool_call_id", "action_id"]
+    list_select_related = ["conversation"]
+    raw_id_fields = ["conversation", "parent"]
+    show_full_result_count = False
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False  # events never change once imported
+
+
+@admin.register(ShareLink)
+class ShareLinkAdmin(admin.ModelAdmin):
+    list_display = ["conversation", "note", "created_by", "created_at", "expires_at", "revoked_at"]
+    raw_id_fields = ["conversation"]
+    readonly_fields = ["token", "created_by", "created_at"]

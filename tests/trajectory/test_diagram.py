@@ -1,0 +1,414 @@
+"""The branch diagram: what it draws, how it compresses big trees, and that it is safe to inline."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from urllib.parse import quote
+
+import pytest
+
+from eventviewer.trajectory.diagram import (
+    ALLOWED_ELEMENTS,
+    MAX_PROBLEM_NODES,
+    PROBLEM_FILL,
+    build_dot,
+    diagram_nodes,
+    diagram_svg,
+    render_svg,
+    sanitize_svg,
+)
+from eventviewer.trajectory.skeleton import Node, build_skeleton
+from eventviewer.trajectory.tree import Entry, build_tree
+
+from .sdk import load
+
+SVG = "{http://www.w3.org/2000/svg}"
+XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
+
+
+def link(event_id: str) -> str:
+    return "/c/1/?leaf=" + quote(event_id, safe="")
+
+
+@dataclass
+class Step:
+    event_id: str
+    kind: str
+    depth: int
+
+
+class Drawn:
+    """The rendered SVG, read back: nodes by DOT name, their classes and links, the edges."""
+
+    def __init__(self, skeleton: dict, path, problems=None, max_nodes: int = 250):
+        problems = problems or {}
+        self.boxes = diagram_nodes(skeleton, path=path, problems=problems, max_nodes=max_nodes)
+        self.svg = diagram_svg(skeleton, path=path, problems=problems, link=link, max_nodes=max_nodes)
+        self.root = ET.fromstring(self.svg)
+        self.classes: dict[str, list[str]] = {}
+        self.href: dict[str, str | None] = {}
+        self.edges: list[tuple[str, str]] = []
+        self.path_edges: list[tuple[str, str]] = []
+        for g in self.root.iter(f"{SVG}g"):
+            names = (g.get("class") or "").split()
+            title = g.findtext(f"{SVG}title")
+            if "node" in names:
+                self.classes[title] = names
+                anchor = g.find(f".//{SVG}a")
+                self.href[title] = None if anchor is None else anchor.get(XLINK_HREF)
+            elif "edge" in names:
+                edge = tuple(title.split("->"))
+                self.edges.append(edge)
+                if "path" in names:
+                    self.path_edges.append(edge)
+
+    def named(self, cls: str) -> list[str]:
+        return [name for name, names in self.classes.items() if cls in names]
+
+    def box(self, name: str):
+        return self.boxes[int(name[1:])]
+
+    def chain_to(self, name: str) -> list[str]:
+        """Node names from the top of the drawing down to ``name``, by parent links."""
+        chain = []
+        box = self.box(name)
+        while box is not None:
+            chain.append(f"n{box.index}")
+            box = self.boxes[box.parent] if box.parent is not None else None
+        return chain[::-1]
+
+
+def assert_path_highlighted(drawn: Drawn, path) -> None:
+    """Highlighted edges are exactly the chain from the root to the selected node, and
+    that chain stands for exactly the path's events."""
+    (selected,) = drawn.named("selected")
+    assert drawn.box(selected).event_id == path[-1].event_id
+    chain = drawn.chain_to(selected)
+    assert drawn.box(chain[0]).event_id == path[0].event_id
+    assert sorted(drawn.path_edges) == sorted(zip(chain, chain[1:], strict=False))
+    assert sum(drawn.box(name).count for name in chain) == len(path)
+    on_path = {step.event_id for step in path}
+    assert all(drawn.box(name).event_id in on_path for name in chain if drawn.box(name).role == "event")
+
+
+# --- the SDK fixtures -----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def retries():
+    loaded = load("branching-retries")
+    skeleton = loaded.skeleton()
+    leaves = [n["id"] for n in skeleton["nodes"] if n["leaf"]]
+    assert len(leaves) == 3
+    return loaded, skeleton, leaves
+
+
+def test_it_draws_one_node_per_leaf_and_branch_point(retries):
+    loaded, skeleton, leaves = retries
+    drawn = Drawn(skeleton, loaded.path(leaves[0]))
+    branch_points = [n["id"] for n in skeleton["nodes"] if n["branch"]]
+    assert sorted(drawn.box(name).event_id for name in drawn.named("leaf")) == sorted(leaves)
+    assert sorted(drawn.box(name).event_id for name in drawn.named("branch")) == sorted(branch_points)
+    (head,) = drawn.named("head")
+    assert drawn.box(head).event_id == loaded.head
+
+
+@pytest.mark.parametrize("which", [0, 1, 2])
+def test_it_highlights_exactly_the_selected_branch(retries, which):
+    loaded, skeleton, leaves = retries
+    path = loaded.path(leaves[which])
+    drawn = Drawn(skeleton, path)
+    assert_path_highlighted(drawn, path)
+    assert len(drawn.named("selected")) == 1
+
+
+def test_it_links_leaves_to_themselves_and_interior_nodes_to_their_latest_leaf(retries):
+    loaded, skeleton, leaves = retries
+    drawn = Drawn(skeleton, loaded.path(leaves[0]))
+    by_id = {n["id"]: n for n in skeleton["nodes"]}
+    for leaf in leaves:
+        (name,) = [name for name in drawn.named("leaf") if drawn.box(name).event_id == leaf]
+        assert drawn.href[name] == link(leaf)
+    for name in drawn.classes:
+        box = drawn.box(name)
+        while box.role == "run":  # a run selects what its kept event below selects
+            (child,) = box.children
+            box = drawn.boxes[child]
+        kept = by_id[box.event_id]
+        expected = kept["id"] if kept["leaf"] else kept["latest_leaf"]
+        assert drawn.href[name] == link(expected)
+
+
+def test_without_a_selection_nothing_is_highlighted(retries):
+    loaded, skeleton, _ = retries
+    drawn = Drawn(skeleton, [])
+    assert drawn.path_edges == [] and drawn.named("selected") == [] and drawn.named("onpath") == []
+    (head,) = drawn.named("head")
+    assert drawn.href[head] == link(loaded.head)
+
+
+def test_a_long_single_branch_is_a_handful_of_nodes():
+    loaded = load("long-300")
+    path = loaded.path()
+    drawn = Drawn(loaded.skeleton(), path)
+    assert [drawn.box(name).role for name in drawn.classes] == ["event", "run", "event"]
+    assert "320 events:" in drawn.svg
+    assert_path_highlighted(drawn, path)
+
+
+def test_selecting_an_event_inside_a_run_splits_the_run(retries):
+    loaded, skeleton, leaves = retries
+    leaf = max(leaves, key=lambda i: loaded.tree.depth[i])  # its run spans depths 4..9
+    path = loaded.path(leaf)[:6]
+    drawn = Drawn(skeleton, path)
+    (selected,) = drawn.named("selected")
+    box = drawn.box(selected)
+    assert box.event_id == path[-1].event_id and box.depth == 5
+    above, (below,) = drawn.boxes[box.parent], box.children
+    assert (above.role, above.count, above.on_path) == ("run", 1, True)
+    assert (drawn.boxes[below].role, drawn.boxes[below].count, drawn.boxes[below].on_path) == ("run", 4, False)
+    assert [drawn.boxes[c].event_id for c in drawn.boxes[below].children] == [leaf]
+    assert drawn.href[selected] == link(path[-1].event_id)
+    assert_path_highlighted(drawn, path)
+
+
+def test_pending_and_mismatched_events_get_their_own_coloured_nodes(retries):
+    loaded, skeleton, leaves = retries
+    leaf = max(leaves, key=lambda i: loaded.tree.depth[i])
+    path = loaded.path(leaf)
+    problems = {path[5].event_id: "pending", path[7].event_id: "mismatched"}
+    drawn = Drawn(skeleton, path, problems)
+    for kind, step in (("pending", path[5]), ("mismatched", path[7])):
+        (name,) = drawn.named(kind)
+        assert drawn.box(name).event_id == step.event_id
+        (g,) = [g for g in drawn.root.iter(f"{SVG}g") if g.findtext(f"{SVG}title") == name]
+        assert PROBLEM_FILL[kind] in {shape.get("fill") for shape in g.iter() if shape.get("fill")}
+    runs = [drawn.box(name).count for name in drawn.chain_to(drawn.named("selected")[0])]
+    assert runs == [1, 1, 1, 1, 1, 1, 1, 1, 2, 1]  # root, branch, run, branch, run, pending, run, mismatched, run, leaf
+    assert_path_highlighted(drawn, path)
+
+
+# --- generated trees ------------------------------------------------------------------------
+
+
+class Grown:
+    """A tree built event by event, then read through build_tree and build_skeleton."""
+
+    def __init__(self):
+        self.entries: list[Entry] = []
+
+    def add(self, event_id: str, parent: str | None, kind: str | None = None) -> str:
+        kind = kind or ("ActionEvent" if len(self.entries) % 2 else "ObservationEvent")
+        self.entries.append(Entry(len(self.entries), event_id, kind, parent))
+        return event_id
+
+    def chain(self, prefix: str, parent: str | None, n: int) -> str:
+        for j in range(n):
+            parent = self.add(f"{prefix}{j}", parent)
+        return parent
+
+    @property
+    def tree(self):
+        if getattr(self, "_built", (None, -1))[1] != len(self.entries):
+            self._built = (build_tree(self.entries), len(self.entries))
+        return self._built[0]
+
+    def skeleton(self, head: str, summaries: dict[str, str] | None = None) -> dict:
+        summaries = summaries or {}
+        nodes = [
+            Node(
+                e.id,
+                self.tree.parent[e.id],
+                e.seq,
+                self.tree.depth[e.id],
+                e.kind,
+                "finished",
+                "",
+                summaries.get(e.id, ""),
+            )
+            for e in self.entries
+        ]
+        return build_skeleton(nodes, head)
+
+    def path(self, leaf: str) -> list[Step]:
+        return [Step(i, self.tree.kind[i], depth) for depth, i in enumerate(self.tree.path(leaf))]
+
+
+def assert_readable(drawn: Drawn, path, head: str, max_nodes: int = 250) -> None:
+    assert len(drawn.boxes) == len(drawn.classes) <= max_nodes
+    (head_name,) = drawn.named("head")
+    assert drawn.box(head_name).event_id == head
+    (selected,) = drawn.named("selected")
+    assert drawn.href[selected] == link(path[-1].event_id)
+    assert_path_highlighted(drawn, path)
+
+
+@pytest.fixture(scope="module")
+def spine_with_side_branches():
+    """20,000 events: a spine with a side branch every 150 events, every fourth with a branch of its own."""
+    grown = Grown()
+    grown.chain("s", None, 17_000)
+    leaves = []
+    for k, at in enumerate(range(150, 17_000, 150)):
+        leaves.append(grown.chain(f"b{k}-", f"s{at}", 20))
+        if k % 4 == 0:
+            leaves.append(grown.chain(f"c{k}-", f"b{k}-8", 10))
+    head = grown.chain("t", "s16999", 20_000 - len(grown.entries))
+    return grown, grown.skeleton(head=head), leaves
+
+
+@pytest.mark.parametrize("which", ["middle", "first", "head"])
+def test_a_big_tree_stays_within_the_node_budget(spine_with_side_branches, which):
+    grown, skeleton, leaves = spine_with_side_branches
+    assert skeleton["events"] == 20_000
+    leaf = {"middle": leaves[len(leaves) // 2], "first": leaves[0], "head": skeleton["head"]}[which]
+    path = grown.path(leaf)
+    drawn = Drawn(skeleton, path)
+    assert_readable(drawn, path, skeleton["head"])
+    assert drawn.named("fold")
+
+
+def test_thousands_of_leaves_on_the_root_fold_into_one_node():
+    grown = Grown()
+    grown.add("root", None)
+    for i in range(2000):
+        grown.add(f"leaf{i}", "root")
+    skeleton = grown.skeleton(head="leaf1999")
+    path = grown.path("leaf5")
+    drawn = Drawn(skeleton, path)
+    assert_readable(drawn, path, "leaf1999")
+    (fold,) = drawn.named("fold")
+    assert drawn.box(fold).branches + len(drawn.named("leaf")) == 2000
+    drawn_leaves = {drawn.box(name).event_id for name in drawn.named("leaf")}
+    latest_folded = max(i for i in range(2000) if f"leaf{i}" not in drawn_leaves)
+    assert drawn.href[fold] == link(f"leaf{latest_folded}")
+
+
+@pytest.mark.parametrize("selected", ["s4999", "x2500"])
+def test_a_deep_path_branching_at_every_step_is_merged_far_from_the_selection(selected):
+    grown = Grown()
+    parent = grown.add("s0", None)
+    for i in range(1, 5000):
+        grown.add(f"x{i}", parent)
+        parent = grown.add(f"s{i}", parent)
+    skeleton = grown.skeleton(head="x10")
+    path = grown.path(selected)
+    drawn = Drawn(skeleton, path)
+    assert_readable(drawn, path, "x10")
+    merged = [drawn.box(name) for name in drawn.named("merged")]
+    assert merged and all(box.on_path for box in merged)
+    chain = drawn.chain_to(drawn.named("selected")[0])
+    assert drawn.box(chain[-2]).role == "event"  # the selection's neighbourhood is drawn in full
+
+
+def test_too_many_problems_fold_back_into_runs_that_say_so():
+    grown = Grown()
+    leaf = grown.chain("e", None, 500)
+    path = grown.path(leaf)
+    problems = {step.event_id: "pending" for step in path[100:300]}
+    boxes = diagram_nodes(grown.skeleton(head=leaf), path=path, problems=problems)
+    own = [box for box in boxes if box.problem]
+    assert len(own) == MAX_PROBLEM_NODES
+    assert min(box.depth for box in own) == 300 - MAX_PROBLEM_NODES  # the ones nearest the selection
+    assert sum(box.contains.get("pending", 0) for box in boxes) == 200 - MAX_PROBLEM_NODES
+    dot = build_dot(grown.skeleton(head=leaf), path=path, problems=problems, link=link)
+    assert f"contains {200 - MAX_PROBLEM_NODES} pending" in dot
+
+
+# --- hostile text ---------------------------------------------------------------------------
+
+HOSTILE = [
+    "<script>alert(1)</script>",
+    '"><img src=x onerror=alert(1)>',
+    ']; a -> b [label="pwn"',
+    "back\\slash \\N \\\\ \\",
+    "&amp; &lt; &nbsp; &bogus;",
+    "line\nbreak\r\x00\x07\u202e\ufffe",
+    "</text><script>alert(2)</script>",
+    "javascript:alert(3)",
+    "x" * 5000,
+]
+
+
+def all_elements_and_attributes(root: ET.Element):
+    for element in root.iter():
+        yield element, dict(element.attrib)
+
+
+def test_it_escapes_hostile_summaries_kinds_and_ids():
+    grown = Grown()
+    ids = [grown.add(f'root"{HOSTILE[0]}', None, kind=HOSTILE[2])]
+    for i, text in enumerate(HOSTILE):
+        ids.append(grown.add(f"{text}#{i}", ids[0], kind=text + "Event"))
+    skeleton = grown.skeleton(head=ids[-1], summaries={i: HOSTILE[n % len(HOSTILE)] for n, i in enumerate(ids)})
+    for node in skeleton["nodes"]:
+        node["timestamp"] = HOSTILE[1]
+    path = grown.path(ids[3])
+    svg = diagram_svg(skeleton, path=path, problems={ids[3]: "mismatched"}, link=link, htmx_target="#diagram")
+
+    root = ET.fromstring(svg)  # well-formed XML
+    assert "<script" not in svg.lower() and "<img" not in svg.lower()
+    assert "&lt;script&gt;" in svg
+    for element, attrs in all_elements_and_attributes(root):
+        assert element.tag.removeprefix(SVG) in ALLOWED_ELEMENTS
+        assert not any(name.lower().startswith("on") or name == "style" for name in attrs)
+    hrefs = [a.get(XLINK_HREF) for a in root.iter(f"{SVG}a")]
+    assert sorted(hrefs) == sorted(link(i) for i in [ids[-1], *ids[1:]])  # the root selects the latest leaf
+    texts = {t.text for t in root.iter(f"{SVG}text")}
+    for text in HOSTILE[:5]:  # kinds show literally (one line, at most 40 characters)
+        assert text.removesuffix("Event")[:39] in {t[:39] for t in texts if t}
+    titles = [t.text for a in root.iter(f"{SVG}a") for t in a.findall(f"{SVG}title")]
+    assert titles and all(len(t) <= 300 for t in titles)
+    assert any("&amp; &lt; &nbsp; &bogus;" in t for t in titles)  # entities are not decoded
+
+
+def test_the_dot_source_never_carries_event_text_unquoted():
+    grown = Grown()
+    root = grown.add('r"]; evil [shape=box', None, kind='k"]; evil2 [')
+    leaf = grown.add("\\", root, kind="\\")
+    skeleton = grown.skeleton(head=leaf, summaries={root: 'x"; y="', leaf: "\\"})
+    dot = build_dot(skeleton, path=grown.path(leaf), problems={}, link=link)
+    assert "evil" not in re.sub(r'"(?:[^"\\]|\\.)*"', '""', dot)  # nothing outside quoted strings
+    render_svg(dot)  # dot accepts it
+
+
+# --- the sanitizer --------------------------------------------------------------------------
+
+RAW = """<?xml version="1.0" encoding="UTF-8" standalone="no"?>
+<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd">
+<!-- Generated by hand -->
+<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" onload="alert(0)" width="10pt">
+<script>alert(1)</script>
+<g id="n0" class="node" style="fill:url(http://evil/)">
+<a xlink:href="javascript:alert(2)" xlink:title="bad" target="_blank">
+<text onmouseover="alert(3)" x="1">bad link</text></a>
+<a xlink:href="//evil.example/x"><text>off-site</text></a>
+<a xlink:href="/c/1/?leaf=a&amp;b" xlink:title="good"><text fill="url(javascript:alert(4))">good link</text></a>
+<foreignObject><div xmlns="http://www.w3.org/1999/xhtml">html</div></foreignObject>
+<image xlink:href="http://evil/x.png"/><use xlink:href="#n0"/>
+</g>
+</svg>"""
+
+
+def test_the_sanitizer_drops_scripts_handlers_and_foreign_links():
+    svg = sanitize_svg(RAW, htmx_target="#diagram")
+    root = ET.fromstring(svg)
+    assert svg.startswith("<svg ") and "ns0:" not in svg and "<!--" not in svg and "<?xml" not in svg
+    for lost in ("script", "alert", "javascript", "evil", "foreignObject", "<image", "<use", "style=", " target="):
+        assert lost not in svg
+    for element, attrs in all_elements_and_attributes(root):
+        assert element.tag.removeprefix(SVG) in ALLOWED_ELEMENTS
+        assert not any(name.startswith("on") for name in attrs)
+    (good,) = root.iter(f"{SVG}a")
+    assert good.get(XLINK_HREF) == "/c/1/?leaf=a&b"
+    assert good.get("hx-get") == "/c/1/?leaf=a&b" and good.get("hx-target") == "#diagram"
+    assert (good.get("hx-swap"), good.get("hx-push-url")) == ("outerHTML", "true")
+    assert good.findtext(f"{SVG}title") == "good"
+    assert {t.text for t in root.iter(f"{SVG}text")} == {"bad link", "off-site", "good link"}
+
+
+def test_the_sanitizer_refuses_entity_declarations():
+    with pytest.raises(ValueError):
+        sanitize_svg('<!DOCTYPE svg [<!ENTITY a "aaaa">]><svg xmlns="http://www.w3.org/2000/svg">&a;</svg>')
