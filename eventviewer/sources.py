@@ -8,6 +8,7 @@ with the size of a conversation.
 
 from __future__ import annotations
 
+import os
 import re
 import stat
 import uuid
@@ -82,26 +83,28 @@ class DirectoryFiles:
         self.label = str(root)
         self.name = root.name
         self._sizes: dict[str, int] = {}
+        self._names: list[str] = []
 
     def names(self) -> list[str]:
         if not self._sizes:
             self._walk(self.root, "", 0)
-        return sorted(self._sizes)
+            self._names = sorted(self._sizes)
+        return self._names
 
     def _walk(self, folder: Path, prefix: str, depth: int) -> None:
         with_events = folder.name == "events"
-        for entry in sorted(folder.iterdir()):
-            name = prefix + entry.name
-            info = entry.lstat()
-            wanted = with_events or entry.suffix in (".json", ".jsonl")
-            if stat.S_ISLNK(info.st_mode):
-                if wanted:
-                    raise SourceError(f"{self.label}/{name}: a symbolic link; eventviewer never follows links")
-                continue
-            if stat.S_ISDIR(info.st_mode) and depth < SEARCH_DEPTH:
-                self._walk(entry, name + "/", depth + 1)
-            elif stat.S_ISREG(info.st_mode) and wanted:
-                self._sizes[name] = info.st_size
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                name = prefix + entry.name
+                wanted = with_events or entry.name.endswith((".json", ".jsonl"))
+                if entry.is_symlink():
+                    if wanted:
+                        raise SourceError(f"{self.label}/{name}: a symbolic link; eventviewer never follows links")
+                    continue
+                if entry.is_dir(follow_symlinks=False) and depth < SEARCH_DEPTH:
+                    self._walk(Path(entry.path), name + "/", depth + 1)
+                elif wanted and entry.is_file(follow_symlinks=False):
+                    self._sizes[name] = entry.stat(follow_symlinks=False).st_size
 
     def size(self, name: str) -> int:
         return self._sizes[name]
@@ -194,26 +197,31 @@ class _SingleFile:
 def _sources_in(files: Files, label: str) -> list[ConversationSource]:
     names = files.names()
     folders: dict[str, list[str]] = {}
+    with_state: set[str] = set()
     for name in names:
-        parts = PurePosixPath(name).parts
+        parts = name.split("/")
         if parts[-1] == "base_state.json":
+            with_state.add("/".join(parts[:-1]))
             folders.setdefault("/".join(parts[:-1]), [])
         elif len(parts) >= 2 and parts[-2] == "events":
             folders.setdefault("/".join(parts[:-2]), []).append(name)
     if folders:
-        return [_folder_source(files, folder, event_names, label) for folder, event_names in sorted(folders.items())]
+        return [
+            _folder_source(files, folder, event_names, label, folder in with_state)
+            for folder, event_names in sorted(folders.items())
+        ]
     event_files = [n for n in names if n.endswith((".json", ".jsonl"))]
     if not event_files:
         raise SourceError(f"{label}: no conversation found (no base_state.json, events/ folder or .json/.jsonl file)")
     return [_event_file_source(files, name, f"{label}/{name}" if name != label else label) for name in event_files]
 
 
-def _folder_source(files: Files, folder: str, event_names: list[str], label: str) -> ConversationSource:
+def _folder_source(files: Files, folder: str, event_names: list[str], label: str, has_state: bool) -> ConversationSource:
     prefix = f"{folder}/" if folder else ""
     where = f"{label}/{folder}" if folder else label
     source = ConversationSource(conversation_id="", where=where)
     base_name = prefix + "base_state.json"
-    if base_name in files.names():
+    if has_state:
         data, raw, error = _read_json(files, base_name, settings.EVENTVIEWER_MAX_FILE_BYTES, "EVENTVIEWER_MAX_FILE_BYTES")
         if error:
             source.problems.append(f"{where}/base_state.json: {error}")
@@ -233,8 +241,9 @@ def _folder_source(files: Files, folder: str, event_names: list[str], label: str
         )
 
     numbered: dict[int, str] = {}
+    expected_ids: dict[int, str] = {}  # what each file's name says its event id is
     for name in event_names:
-        base = PurePosixPath(name).name
+        base = name.rsplit("/", 1)[-1]
         if base.startswith("."):
             continue  # the SDK's lock and length-marker sidecars
         match = EVENT_FILE.match(base)
@@ -245,10 +254,11 @@ def _folder_source(files: Files, folder: str, event_names: list[str], label: str
         seq = int(match["seq"])
         if seq in numbered:
             source.problems.append(
-                f"{where}/events/{base}: position {seq} is also taken by {PurePosixPath(numbered[seq]).name}"
+                f"{where}/events/{base}: position {seq} is also taken by {numbered[seq].rsplit('/', 1)[-1]}"
             )
             continue
         numbered[seq] = name
+        expected_ids[seq] = match["event_id"]
     for expected, seq in enumerate(sorted(numbered)):
         if seq != expected:
             source.problems.append(f"{where}/events: event-{expected:05d}-*.json is missing (the files jump to {seq:05d})")
@@ -257,10 +267,10 @@ def _folder_source(files: Files, folder: str, event_names: list[str], label: str
     def events() -> Iterator[RawEvent]:
         for seq in sorted(numbered):
             name = numbered[seq]
-            where_file = f"{where}/events/{PurePosixPath(name).name}"
+            where_file = f"{where}/events/{name.rsplit('/', 1)[-1]}"
             data, raw, error = _read_json(files, name, settings.EVENTVIEWER_MAX_EVENT_BYTES, "EVENTVIEWER_MAX_EVENT_BYTES")
             if not error and isinstance(data, dict):
-                expected_id = EVENT_FILE.match(PurePosixPath(name).name)["event_id"]
+                expected_id = expected_ids[seq]
                 if data.get("id") != expected_id:
                     error = f"the file name says event {expected_id} but the file holds event {data.get('id')!r}"
             yield RawEvent(seq, where_file, data, raw, error)

@@ -121,7 +121,8 @@ def summarize(data: dict[str, Any], kind: str) -> str:
 
 
 def one_line(text: str, limit: int) -> str:
-    text = _SPACE.sub(" ", _CONTROL.sub(" ", text)).strip()
+    # Only the head of a long text can show; cleaning all of it would cost per byte.
+    text = _SPACE.sub(" ", _CONTROL.sub(" ", text.lstrip()[: limit * 4])).strip()
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -128,8 +128,6 @@ def build_tree(entries: Iterable[Entry]) -> Tree:
         else:
             message = f"parent {parent} does not exist"
         problems.append(Problem(where[event_id], event_id, message))
-    if problems:
-        raise TreeError(problems)
 
     _fill_depths(tree, where, problems)
     if problems:
@@ -138,14 +136,15 @@ def build_tree(entries: Iterable[Entry]) -> Tree:
 
 
 def _fill_depths(tree: Tree, where: Mapping[str, str], problems: list[Problem]) -> None:
-    """Depth of every node, walking each chain once; reports each cycle once."""
-    cyclic = -2  # marks nodes on or below a cycle, so each cycle is reported once
+    """Depth of every node, walking each chain once; reports each cycle once.
+    A chain ending at a missing parent (reported by the caller) is marked like a cycle."""
+    cyclic = -2  # marks nodes on or below a cycle or a missing parent, so each cycle is reported once
     depth = tree.depth
     for start in tree.parent:
         chain: list[str] = []
         on_chain: set[str] = set()
         current: str | None = start
-        while current is not None and current not in depth:
+        while current is not None and current not in depth and current in tree.parent:
             if current in on_chain:
                 loop = chain[chain.index(current) :]
                 message = (
@@ -160,7 +159,7 @@ def _fill_depths(tree: Tree, where: Mapping[str, str], problems: list[Problem]) 
             current = tree.parent[current]
         if current is None:
             base = -1
-        elif current in on_chain:
+        elif current in on_chain or current not in tree.parent:
             base = cyclic
         else:
             base = depth[current]
