@@ -25,6 +25,12 @@ class EventAdmin(admin.ModelAdmin):
     raw_id_fields = ["conversation", "parent"]
     show_full_result_count = False
 
+    readonly_fields = ["original_json"]
+
+    @admin.display(description="Original JSON")
+    def original_json(self, obj: Event) -> str:
+        return obj.payload.raw  # the admin escapes it
+
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 

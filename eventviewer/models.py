@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import secrets
 from datetime import datetime
+from typing import NamedTuple
 
 from django.conf import settings
 from django.db import connection, models
@@ -66,21 +67,26 @@ class Conversation(models.Model):
 
         Called after every import and HEAD change; it reads light columns only.
         """
-        rows = list(
-            self.events.filter(depth__isnull=False).values_list(
-                "pk", "event_id", "parent_id", "seq", "depth", "kind", "payload_kind", "is_error",
-                "executable", "source", "timestamp", "summary",
-            )
+        rows = self.events.filter(depth__isnull=False).values_list(
+            "pk", "event_id", "parent_id", "seq", "depth", "kind", "payload_kind", "is_error", "executable", "source"
         )
-        event_id = {row[0]: row[1] for row in rows}
-        nodes = [
-            Node(
-                eid, event_id.get(parent), seq, depth, kind,
-                kinds.outcome(kind, payload_kind, is_error, executable, source), ts, summary,
-            )
-            for _, eid, parent, seq, depth, kind, payload_kind, is_error, executable, source, ts, summary in rows
-        ]
+        event_id: dict[int, str] = {}
+        nodes = []
+        for pk, eid, parent, seq, depth, kind, payload_kind, is_error, executable, source in rows.iterator(5000):
+            event_id[pk] = eid
+            outcome = kinds.outcome(kind, payload_kind, is_error, executable, source)
+            nodes.append(Node(eid, parent, seq, depth, kind, outcome, "", ""))
+        # Parents come as primary keys: name them by event id once all are known.
+        nodes = [n._replace(parent=event_id.get(n.parent)) for n in nodes]
         skeleton = build_skeleton(nodes, event_id.get(self.head_id))
+        del nodes
+        # Only the kept events show a timestamp and a summary.
+        kept = {node["id"]: node for node in skeleton["nodes"]}
+        ids = list(kept)
+        for start in range(0, len(ids), 500):
+            chunk = self.events.filter(event_id__in=ids[start : start + 500])
+            for eid, timestamp, summary in chunk.values_list("event_id", "timestamp", "summary"):
+                kept[eid]["timestamp"], kept[eid]["summary"] = timestamp, summary
         self.skeleton = skeleton
         self.event_count = self.events.count()
         self.leaf_count = sum(1 for node in skeleton["nodes"] if node["leaf"])
@@ -103,21 +109,42 @@ class Conversation(models.Model):
         return read(path, elsewhere)
 
 
+class PathEvent(NamedTuple):
+    """One event of a branch, without its payload: what reading a branch needs."""
+
+    pk: int
+    event_id: str
+    seq: int
+    parent_id: int | None
+    depth: int
+    kind: str
+    source: str
+    timestamp: str
+    tool_name: str
+    tool_call_id: str
+    action_id: str
+    llm_response_id: str
+    payload_kind: str
+    role: str
+    executable: bool
+    carries_text: bool
+    is_error: bool
+    summary: str
+
+
 class EventQuerySet(models.QuerySet):
-    LIGHT_FIELDS = (
-        "id", "conversation_id", "event_id", "seq", "parent_ref", "parent_id", "depth", "kind",
-        "source", "timestamp", "tool_name", "tool_call_id", "action_id", "llm_response_id",
-        "payload_kind", "role", "executable", "carries_text", "is_error", "summary",
-    )
+    LIGHT_FIELDS = ("id", *PathEvent._fields[1:], "conversation_id", "parent_ref")
 
     def light(self) -> EventQuerySet:
         return self.only(*self.LIGHT_FIELDS)
 
-    def path_to(self, leaf: Event) -> list[Event]:
+    def path_to(self, leaf: Event) -> list[PathEvent]:
         """The root-first path to ``leaf`` in one recursive query, O(depth): the rest
-        of the conversation is never read, nor any payload."""
+        of the conversation is never read, nor any payload. Rows come back as plain
+        tuples; a 10,000-event branch would spend most of its time building models."""
         table = Event._meta.db_table
-        columns = ", ".join(f"e.{connection.ops.quote_name(Event._meta.get_field(f).column)}" for f in self.LIGHT_FIELDS)
+        quote = connection.ops.quote_name
+        columns = ", ".join(f"e.{quote(Event._meta.get_field(f).column)}" for f in ("id", *PathEvent._fields[1:]))
         sql = f"""
             WITH RECURSIVE chain(id, n) AS (
                 SELECT id, 0 FROM {table} WHERE id = %s
@@ -127,7 +154,11 @@ class EventQuerySet(models.QuerySet):
             )
             SELECT {columns} FROM chain JOIN {table} e ON e.id = chain.id ORDER BY chain.n DESC
         """
-        return list(Event.objects.raw(sql, [leaf.pk, leaf.depth or 0]))
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [leaf.pk, leaf.depth or 0])
+            rows = cursor.fetchall()
+        flags = slice(14, 17)  # executable, carries_text, is_error: 0/1 on SQLite
+        return [PathEvent(*row[:14], *map(bool, row[flags]), row[17]) for row in rows]
 
 
 class Event(models.Model):
@@ -162,8 +193,7 @@ class Event(models.Model):
     carries_text = models.BooleanField(default=False)  # thought, reasoning or thinking blocks
     is_error = models.BooleanField(default=False)
     summary = models.CharField(max_length=300, blank=True)  # one line for lists and the diagram
-    digest = models.CharField(max_length=32)  # of the canonical JSON: re-imports compare it
-    raw = models.TextField()  # the original JSON, verbatim
+    digest = models.CharField(max_length=32)  # of the original bytes: re-imports compare it
 
     objects = EventQuerySet.as_manager()
 
@@ -173,10 +203,6 @@ class Event(models.Model):
             models.UniqueConstraint(fields=["conversation", "event_id"], name="event_id_per_conversation"),
             # Append order within a conversation (legacy parents, HEAD fallback).
             models.UniqueConstraint(fields=["conversation", "seq"], name="event_seq_per_conversation"),
-        ]
-        indexes = [
-            # Results that name an action off the path: is it on another branch?
-            models.Index(fields=["conversation", "kind", "event_id"], name="event_kind_idx"),
         ]
 
     def __str__(self) -> str:
@@ -195,6 +221,17 @@ class Event(models.Model):
             return datetime.fromisoformat(self.timestamp)
         except ValueError:
             return None
+
+
+class EventPayload(models.Model):
+    """An event's original JSON, verbatim. It lives apart from Event so that walking a
+    branch reads small rows only; the payload is fetched for the events shown."""
+
+    event = models.OneToOneField(Event, primary_key=True, on_delete=models.CASCADE, related_name="payload")
+    raw = models.TextField()
+
+    def __str__(self) -> str:
+        return f"payload of event {self.event_id}"
 
 
 class ShareLink(models.Model):

@@ -24,6 +24,7 @@ from django.conf import settings
 EVENT_FILE = re.compile(r"^event-(?P<seq>\d+)-(?P<event_id>.+)\.json$")
 HEX_ID = re.compile(r"^[0-9a-f]{32}$")
 SEARCH_DEPTH = 4  # how deep below PATH to look for conversation folders
+MAX_NESTING = 254  # the deepest JSON orjson writes back out (an array file's items, the event cards)
 
 
 class SourceError(Exception):
@@ -72,14 +73,22 @@ class Files(Protocol):
 
 
 def read_capped(files: Files, name: str, limit: int) -> bytes:
-    """At most limit + 1 bytes, whatever size the file claims: a zip bomb may lie."""
+    """At most limit + 1 bytes, whatever size the file claims: a zip bomb may lie.
+
+    Reads the size the file claims first: asking for limit + 1 bytes up front would
+    allocate the whole limit for every small file."""
+    claimed = min(files.size(name), limit)
     with files.open(name) as f:
-        return f.read(limit + 1)
+        content = f.read(claimed + 1)
+        if len(content) <= claimed or len(content) > limit:
+            return content
+        return content + f.read(limit + 1 - len(content))  # it grew past its claimed size
 
 
 class DirectoryFiles:
     def __init__(self, root: Path):
         self.root = root
+        self._root = str(root)
         self.label = str(root)
         self.name = root.name
         self._sizes: dict[str, int] = {}
@@ -110,7 +119,7 @@ class DirectoryFiles:
         return self._sizes[name]
 
     def open(self, name: str) -> BinaryIO:
-        return open(self.root / name, "rb")
+        return open(os.path.join(self._root, name), "rb")
 
 
 class ZipFiles:
@@ -346,7 +355,18 @@ def _parse(content: bytes) -> tuple[Any, str, str]:
         data = orjson.loads(content)
     except orjson.JSONDecodeError as e:
         return None, "", f"malformed JSON ({e})"
+    if content.count(b"[") + content.count(b"{") > MAX_NESTING and not _writable(data):
+        return None, "", f"nested deeper than {MAX_NESTING} levels of arrays and objects"
     return data, content.decode("utf-8").strip(), ""
+
+
+def _writable(data: Any) -> bool:
+    """Whether orjson can write ``data`` out again: it refuses nesting deeper than MAX_NESTING."""
+    try:
+        orjson.dumps(data)
+    except orjson.JSONEncodeError:
+        return False
+    return True
 
 
 def _too_big(size: int, cap: int, setting: str) -> str:

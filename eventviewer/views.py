@@ -23,7 +23,7 @@ from django.views.decorators.vary import vary_on_headers
 from eventviewer import cards
 from eventviewer.forms import ConversationListForm, EventForm, HeadForm, PathForm, ShareForm, UploadForm
 from eventviewer.importer import ImportFailed, import_paths
-from eventviewer.models import Conversation, Event, ShareLink
+from eventviewer.models import Conversation, Event, EventPayload, PathEvent, ShareLink
 from eventviewer.sources import normalize_conversation_id
 from eventviewer.trajectory import diagram
 from eventviewer.trajectory.pairing import Mismatch
@@ -110,7 +110,7 @@ class Scope:
 class Entry:
     """One event of a turn, as a card with its pairing state."""
 
-    event: Event
+    event: PathEvent
     card: cards.Card
     pending: bool = False
     mismatch: Mismatch | None = None
@@ -172,7 +172,7 @@ def _window(reading: Reading, at: str = "", before: str = "", after: str = "") -
 def _rows(reading: Reading, start: int, end: int) -> list[Row]:
     turns = reading.turns[start:end]
     pks = [e.pk for t in turns for e in t.events]
-    raw = dict(Event.objects.filter(pk__in=pks).values_list("pk", "raw")) if pks else {}
+    raw = dict(EventPayload.objects.filter(pk__in=pks).values_list("pk", "raw")) if pks else {}
     pairing = reading.pairing
     pending = set(pairing.pending)
     rows = []
@@ -319,7 +319,7 @@ def _event_page(request: HttpRequest, scope: Scope, event_id: str) -> HttpRespon
     conversation = scope.conversation
     event = _get_event(conversation, event_id)
     params = _valid(EventForm, request.GET)
-    raw = Event.objects.values_list("raw", flat=True).get(pk=event.pk)
+    raw = EventPayload.objects.values_list("raw", flat=True).get(pk=event.pk)
     data = orjson.loads(raw)
     leaf = None
     if event.is_tree_node:

@@ -8,19 +8,17 @@ types raise ValueError with a message meant for the user.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import kinds
 
 MAX_ID_LENGTH = 255
 SUMMARY_LENGTH = 200
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_SPACE = re.compile(r"\s+")
+_CONTROL_TO_SPACE = {c: " " for c in [*range(0x20), 0x7F]}
 
 
-@dataclass(frozen=True, slots=True)
-class Light:
+class Light(NamedTuple):
     event_id: str
     kind: str
     parent_ref: str | None
@@ -49,7 +47,7 @@ def describe(data: Any) -> Light:
         raise ValueError('"id" is empty')
     kind = _identifier(data, "kind")
     if not kind:
-        raise ValueError(f'the event has no "kind"')
+        raise ValueError('the event has no "kind"')
     if len(kind) > 100:
         raise ValueError('"kind" is longer than 100 characters')
     parent_ref = _identifier(data, "parent_id") or None
@@ -122,7 +120,7 @@ def summarize(data: dict[str, Any], kind: str) -> str:
 
 def one_line(text: str, limit: int) -> str:
     # Only the head of a long text can show; cleaning all of it would cost per byte.
-    text = _SPACE.sub(" ", _CONTROL.sub(" ", text.lstrip()[: limit * 4])).strip()
+    text = " ".join(text.lstrip()[: limit * 4].translate(_CONTROL_TO_SPACE).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -157,7 +155,7 @@ def _identifier(data: dict[str, Any], key: str) -> str:
         raise ValueError(f'"{key}" must be a string, not {_type_name(value)}')
     if len(value) > MAX_ID_LENGTH:
         raise ValueError(f'"{key}" is longer than {MAX_ID_LENGTH} characters')
-    if _CONTROL.search(value):
+    if not value.isprintable() and _CONTROL.search(value):
         raise ValueError(f'"{key}" contains control characters')
     return value
 

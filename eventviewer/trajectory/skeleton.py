@@ -57,20 +57,30 @@ def build_skeleton(nodes: Iterable[Node], head: str | None) -> dict[str, Any]:
     def kept(n: Node) -> bool:
         return n.parent is None or len(children.get(n.id, ())) != 1 or n.id == head
 
-    # Top-down: carry the nearest kept ancestor and the run of folded events below it.
+    # Top-down: carry the nearest kept ancestor and the run of folded events below it,
+    # as (up, first event of the run, events in the run) so memory stays per event small.
     result: list[dict[str, Any]] = []
-    carry: dict[str, tuple[str | None, dict[str, Any] | None]] = {}
+    carry: dict[str, tuple[str | None, str | None, int]] = {}
     for n in reversed(order):
-        up, run = (None, None) if n.parent is None else carry[n.parent]
-        if n.parent is not None and kept(by_id[n.parent]):
-            up, run = n.parent, None
+        parent = by_id[n.parent] if n.parent is not None else None
+        if parent is None:
+            up, first, count = None, None, 0
+        elif kept(parent):
+            up, first, count = parent.id, None, 0
+        else:
+            up, first, count = carry[parent.id]
         if not kept(n):
-            if run is None:
-                run = {"count": 0, "first": n.id, "first_kind": n.kind}
-            run = {**run, "count": run["count"] + 1, "last": n.id, "last_kind": n.kind}
-            carry[n.id] = (up, run)
+            carry[n.id] = (up, first or n.id, count + 1)
             continue
-        carry[n.id] = (n.id, None)
+        run = None
+        if count:
+            run = {
+                "count": count,
+                "first": first,
+                "first_kind": by_id[first].kind,
+                "last": parent.id,
+                "last_kind": parent.kind,
+            }
         kids = len(children.get(n.id, ()))
         result.append(
             {
