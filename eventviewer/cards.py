@@ -59,7 +59,12 @@ def output(text: str, full: bool = False) -> Output:
 
 
 def pretty(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() if value is not None else ""
+    if value is None:
+        return ""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    except TypeError:  # nested deeper than orjson writes
+        return "(nested too deeply to lay out here: see the raw JSON on the event page)"
 
 
 def build(data: dict[str, Any], full: bool = False) -> Card:
@@ -116,7 +121,7 @@ def _arguments(data: dict[str, Any]) -> str:
     if isinstance(arguments, str):
         try:
             return pretty(json.loads(arguments))
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or absurdly nested: show it as the model wrote it
             return arguments
     if arguments is not None:
         return pretty(arguments)

@@ -20,7 +20,8 @@ from typing import NamedTuple
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import transaction
-from hypothesis import HealthCheck, given, settings as hypothesis_settings
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from eventviewer.models import Conversation, Event
@@ -312,7 +313,9 @@ def low_event_cap(settings):
 
 @pytest.mark.parametrize("corruption", CORRUPTIONS, ids=lambda c: c.__name__)
 @pytest.mark.parametrize("as_zip", [False, True], ids=["folder", "zip"])
-def test_each_corruption_is_refused_with_one_clear_line_and_nothing_written(corruption, as_zip, low_event_cap, tmp_path):
+def test_each_corruption_is_refused_with_one_clear_line_and_nothing_written(
+    corruption, as_zip, low_event_cap, tmp_path
+):
     corrupt_and_refuse("branching-retries", corruption, 3, as_zip, None, tmp_path)
 
 

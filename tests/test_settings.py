@@ -17,7 +17,9 @@ PRODUCTION = {"DEBUG": "false", "SECRET_KEY": "x" * 60 + "-not-a-real-secret", "
 
 
 def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "SECRET_KEY", "ALLOWED_HOSTS")}
+    # The browser tests' DJANGO_ALLOW_ASYNC_UNSAFE must not leak into a production check.
+    skip = ("DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "DJANGO_ALLOW_ASYNC_UNSAFE")
+    clean = {k: v for k, v in os.environ.items() if k not in skip}
     return subprocess.run(
         [sys.executable, "manage.py", *args], cwd=ROOT, env={**clean, **env}, capture_output=True, text=True
     )

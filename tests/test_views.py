@@ -301,3 +301,15 @@ def test_every_page_has_a_strict_content_security_policy(site, imported):
     for url in ("/", conversation.get_absolute_url(), "/import/", "/accounts/login/"):
         policy = site.get(url)["Content-Security-Policy"]
         assert "script-src 'self'" in policy and "unsafe-inline" not in policy
+
+
+def test_absurdly_nested_tool_arguments_still_render(site, folder):
+    nested = "[" * 5000 + "]" * 5000
+    call = action("a1", "m1", "c1")
+    call["tool_call"]["arguments"] = nested
+    path = folder([message("m1", None, "go"), call])
+    from eventviewer.importer import import_paths
+
+    (result,) = import_paths([(path, "t")])
+    response = site.get(result.conversation.get_absolute_url())
+    assert response.status_code == 200 and "[[[[" in response.content.decode()
