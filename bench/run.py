@@ -1,0 +1,257 @@
+"""eventviewer benchmarks: generation, read ceiling, import, memory and page times.
+
+    python bench/run.py [--quick] [--database-url URL] [--keep]
+
+Without --database-url a throwaway SQLite database is made in a temporary folder.
+Prints a table (measure, figure, target, met) ending with ``targets: N/M met`` and
+writes it, with the machine's details, to bench/results.json. See bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+from common import (
+    BENCH,
+    database_version,
+    event_at_depth,
+    forget,
+    import_in_child,
+    machine_info,
+    setup_django,
+    write_json,
+)
+from generate import generate, layout
+
+RESULTS = BENCH / "results.json"
+DEEP_DEPTH = 9000  # the ?leaf= page shows the branch ending this deep in the main line
+REPEATS = 7
+URL_TIME_BUDGET = 20.0  # seconds per URL; a slow view gets fewer (at least 3) timed requests
+
+TARGET_RATIO = 0.30
+TARGET_RSS_MB = 400
+TARGET_PAGE_MS = 300
+TARGET_PAGE_BYTES = 2_000_000
+TARGET_API_MS = 200
+TARGET_DIAGRAM_MS = 300
+
+
+@dataclass(frozen=True)
+class Size:
+    label: str
+    events: int
+    active_path: int | None = None
+
+
+FULL = [Size("1k", 1_000), Size("10k", 10_000), Size("100k/10k path", 100_000, 10_000)]
+QUICK = [Size("1k", 1_000), Size("5k/1k path", 5_000, 1_000)]
+
+
+@dataclass
+class Row:
+    measure: str
+    figure: str
+    target: str = ""
+    met: bool | None = None  # None: no target for this row
+    value: float | None = None
+
+
+@dataclass
+class Report:
+    rows: list[Row] = field(default_factory=list)
+    conversations: list[dict[str, Any]] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, measure: str, figure: str, target: str = "", met: bool | None = None,
+            value: float | None = None) -> None:
+        self.rows.append(Row(measure, figure, target, met, value))
+
+
+# -- measurements ---------------------------------------------------------------
+
+
+def read_ceiling(folder: Path) -> float:
+    """Seconds to list, read and parse every event file: what any importer must do."""
+    started = time.perf_counter()
+    events = folder / "events"
+    for name in sorted(os.listdir(events)):
+        if name.startswith("event-"):
+            orjson.loads((events / name).read_bytes())
+    return time.perf_counter() - started
+
+
+def timed_get(client: Any, url: str) -> tuple[float, int, int, str]:
+    """(seconds, status, body bytes, error); a view that raises counts as status 500."""
+    started = time.perf_counter()
+    try:
+        response = client.get(url)
+        body = b"".join(response.streaming_content) if response.streaming else response.content
+        status, error = response.status_code, ""
+    except Exception as e:  # a view under construction: report it, keep going
+        body, status, error = b"", 500, f"{type(e).__name__}: {e}"
+    return time.perf_counter() - started, status, len(body), error
+
+
+def measure_url(client: Any, url: str) -> dict[str, Any]:
+    """The first (cold) request, which also warms up, then the median of up to REPEATS."""
+    cold, status, size, error = timed_get(client, url)
+    result: dict[str, Any] = {"url": url, "status": status, "error": error, "cold_ms": cold * 1000, "bytes": size}
+    if status != 200:
+        return result
+    times: list[float] = []
+    spent = 0.0
+    while len(times) < REPEATS and (len(times) < 3 or spent < URL_TIME_BUDGET):
+        seconds, status, size, error = timed_get(client, url)
+        if status != 200:
+            result.update(status=status, error=error)
+            return result
+        times.append(seconds)
+        spent += seconds
+    result.update(median_ms=statistics.median(times) * 1000, runs=len(times), bytes=size)
+    return result
+
+
+# -- the run --------------------------------------------------------------------
+
+
+def bench_size(size: Size, root: Path, database_url: str, targeted: bool, report: Report) -> None:
+    label = size.label
+    started = time.perf_counter()
+    folder = generate(root, size.events, active_path=size.active_path)
+    generate_s = time.perf_counter() - started
+    mib = sum(f.stat().st_size for f in (folder / "events").iterdir()) / 2**20
+    report.add(f"generate {label}", f"{generate_s:.1f} s, {mib:.0f} MiB", value=generate_s)
+
+    ceiling_s = statistics.median(read_ceiling(folder) for _ in range(3))
+    ceiling_eps = size.events / ceiling_s
+    report.add(f"read+parse ceiling {label}", f"{ceiling_eps:,.0f} events/s", value=ceiling_eps)
+
+    forget([folder.name])
+    run = import_in_child(folder, database_url)
+    import_eps = run.added / run.seconds
+    ratio = import_eps / ceiling_eps
+    report.add(f"import {label}", f"{import_eps:,.0f} events/s ({run.seconds:.1f} s)", value=import_eps)
+    report.add(f"import/ceiling {label}", f"{ratio:.2f}", f">= {TARGET_RATIO:.2f}", ratio >= TARGET_RATIO, ratio)
+    rss_met = run.peak_rss_mb < TARGET_RSS_MB if targeted else None
+    report.add(f"peak RSS import {label}", f"{run.peak_rss_mb:.0f} MB", f"< {TARGET_RSS_MB} MB" if targeted else "",
+               rss_met, run.peak_rss_mb)
+
+    conversation = check_import(size, folder.name)
+    report.conversations.append({
+        "label": label, "events": size.events, "active_path": size.active_path, "conversation_id": folder.name,
+        "event_bytes": int(mib * 2**20), "generate_s": generate_s, "ceiling_s": ceiling_s,
+        "ceiling_events_per_s": ceiling_eps, "import_s": run.seconds, "import_events_per_s": import_eps,
+        "import_ratio": ratio, "peak_rss_mb": run.peak_rss_mb, **conversation,
+    })
+    bench_pages(size, folder.name, conversation["head_depth"], targeted, report)
+
+
+def check_import(size: Size, conversation_id: str) -> dict[str, Any]:
+    """The imported figures, and a warning when they differ from what was generated."""
+    from eventviewer.models import Conversation
+
+    conversation = Conversation.objects.get(conversation_id=conversation_id)
+    expected = layout(size.events, active_path=size.active_path)
+    got = (conversation.event_count, conversation.head_depth, conversation.leaf_count)
+    want = (size.events, expected.main, len(expected.branches) + 1)
+    if got != want:
+        print(f"warning: {size.label}: imported (events, HEAD depth, leaves) = {got}, generated {want}",
+              file=sys.stderr)
+    return {"event_count": got[0], "head_depth": got[1], "leaf_count": got[2]}
+
+
+def bench_pages(size: Size, conversation_id: str, head_depth: int, targeted: bool, report: Report) -> None:
+    from django.test import Client
+
+    client = Client()
+    depth = min(DEEP_DEPTH, head_depth * 9 // 10)
+    leaf = event_at_depth(conversation_id, depth)
+    pages = [
+        (f"page HEAD {size.label}", f"/c/{conversation_id}/", TARGET_PAGE_MS, True),
+        (f"page ?leaf= depth {depth} {size.label}", f"/c/{conversation_id}/?leaf={leaf}", TARGET_PAGE_MS, True),
+        (f"path API {size.label}", f"/api/conversations/{conversation_id}/path/", TARGET_API_MS, False),
+        (f"diagram {size.label}", f"/c/{conversation_id}/diagram.svg", TARGET_DIAGRAM_MS, False),
+    ]
+    for measure, url, target_ms, is_html in pages:
+        result = measure_url(client, url)
+        report.requests.append({"measure": measure, "label": size.label, **result})
+        ok = result["status"] == 200
+        failed = f"HTTP {result['status']}" + (f" ({result['error'].split(':')[0]})" if result["error"] else "")
+        time_target = f"< {target_ms} ms" if targeted else ""
+        if ok:
+            figure = f"{result['median_ms']:.0f} ms (cold {result['cold_ms']:.0f} ms)"
+            met = result["median_ms"] < target_ms if targeted else None
+            report.add(measure, figure, time_target, met, result["median_ms"])
+        else:
+            report.add(measure, failed, time_target, False if targeted else None)
+        if is_html:
+            size_target = f"< {TARGET_PAGE_BYTES / 1e6:.0f} MB" if targeted else ""
+            met = ok and result["bytes"] < TARGET_PAGE_BYTES if targeted else None
+            figure = f"{result['bytes'] / 1e6:.2f} MB" if ok else failed
+            report.add(f"{measure} size", figure, size_target, met, result["bytes"])
+
+
+def print_table(rows: list[Row]) -> None:
+    header = ("measure", "figure", "target", "met")
+    cells = [(r.measure, r.figure, r.target, "" if r.met is None else ("yes" if r.met else "no")) for r in rows]
+    widths = [max(len(str(line[i])) for line in [header, *cells]) for i in range(4)]
+    for line in [header, tuple("-" * w for w in widths), *cells]:
+        print("  ".join(str(cell).ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="1k and 5k events (1k path) instead of up to 100k")
+    parser.add_argument("--database-url", help="use this database instead of a throwaway SQLite file")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder (conversations, database)")
+    args = parser.parse_args()
+
+    workdir = Path(tempfile.mkdtemp(prefix="eventviewer-bench-"))
+    database_url = args.database_url or f"sqlite:///{workdir}/bench.sqlite3"
+    sizes = QUICK if args.quick else FULL
+    report = Report()
+    try:
+        setup_django(database_url, migrate=True)
+        # A view that fails shows in the table (and its error in results.json), not as a traceback.
+        logging.getLogger("django.request").setLevel(logging.CRITICAL)
+        for size in sizes:
+            print(f"... {size.label}", file=sys.stderr)
+            bench_size(size, workdir / "conversations", database_url, size == sizes[-1], report)
+        machine = {**machine_info(), "database": database_version()}
+    finally:
+        if args.keep:
+            print(f"kept {workdir}", file=sys.stderr)
+        else:
+            if args.database_url and report.conversations:  # leave the given database as it was
+                forget([c["conversation_id"] for c in report.conversations])
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    met = sum(1 for r in report.rows if r.met)
+    total = sum(1 for r in report.rows if r.met is not None)
+    write_json(RESULTS, {
+        "mode": "quick" if args.quick else "full",
+        "machine": machine,
+        "conversations": report.conversations,
+        "requests": report.requests,
+        "rows": [asdict(r) for r in report.rows],
+        "targets": {"met": met, "total": total},
+    })
+    print(f"machine: {machine['cpu_count']} CPUs, Python {machine['python']}, {machine['database']}, {machine['date']}")
+    print_table(report.rows)
+    print(f"targets: {met}/{total} met")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
