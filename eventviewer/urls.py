@@ -22,6 +22,8 @@ app_patterns = [
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    # Browsers ask for /favicon.ico on pages that do not name an icon (the admin's).
+    path("favicon.ico", views.favicon),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", include((app_patterns, "eventviewer"))),

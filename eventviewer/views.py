@@ -15,6 +15,7 @@ from django.core.paginator import Paginator
 from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.templatetags.static import static
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -498,6 +499,11 @@ def import_upload(request: HttpRequest) -> HttpResponse:
                 return redirect("eventviewer:conversation-list")
     status = 400 if request.method == "POST" else 200
     return render(request, "conversations/import.html", {"form": form, "problems": problems}, status=status)
+
+
+@require_GET
+def favicon(request: HttpRequest) -> HttpResponse:
+    return redirect(static("eventviewer/favicon.svg"), permanent=True)
 
 
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:

@@ -114,9 +114,17 @@
     }
   });
 
+  // The event named by the URL's #event-<id>, else the one the page was opened at
+  // (?at=<id> without a fragment, or a share link's focus event).
   function focusFromHash() {
     var hash = decodeURIComponent(window.location.hash.slice(1));
-    if (hash.indexOf("event-") === 0) focusEvent(document.getElementById(hash), false);
+    if (hash.indexOf("event-") === 0) {
+      focusEvent(document.getElementById(hash), false);
+      return;
+    }
+    var workspace = document.getElementById("workspace");
+    var at = workspace && workspace.getAttribute("data-at");
+    if (at) focusEvent(byEventId(at), false);
   }
 
   document.addEventListener("DOMContentLoaded", focusFromHash);

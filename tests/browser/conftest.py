@@ -1,0 +1,236 @@
+"""End-to-end tests in headless Chromium against pytest-django's live server.
+
+Every page must run under the site's Content-Security-Policy with no console error,
+no uncaught exception, no CSP violation and no alert/confirm/prompt: every context made by ``new_context``
+(``page`` is one) records them, and the test fails if any appeared.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from django.core.cache import cache
+from playwright.sync_api import expect
+
+from eventviewer.importer import import_paths
+from eventviewer.models import Conversation
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "demo"
+# Scenario folder -> conversation id, e.g. "branching-retries" -> "fef2edda...".
+SCENARIOS = {p.name: next(q.name for q in p.iterdir() if q.is_dir()) for p in sorted(DEMO.iterdir()) if p.is_dir()}
+TIMEOUT_MS = 10_000
+expect.set_options(timeout=TIMEOUT_MS)
+PASSWORD = "a-long-browser-test-password"
+
+# Reports a CSP violation even where Chromium would not log it to the console.
+REPORT_CSP_VIOLATIONS = """
+document.addEventListener("securitypolicyviolation", function (e) {
+  console.error("CSP violation: " + e.violatedDirective + " blocked " + (e.blockedURI || "inline code"));
+}, true);
+"""
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--screenshots",
+        action="store_true",
+        default=False,
+        help="write docs/screenshots/*.png from tests/browser/test_screenshots.py",
+    )
+
+
+# --- the browser -------------------------------------------------------------------------
+
+
+# Package scope: one browser for all the browser tests, stopped before the rest of the
+# suite runs. The test database is made first, while no asyncio loop runs in this thread.
+@pytest.fixture(scope="package")
+def browser(django_db_setup):
+    if not CHROMIUM.exists():
+        pytest.fail(
+            f"{CHROMIUM} is missing: install Debian's chromium (make test does it). "
+            "The browser tests never download a browser and are never skipped.",
+            pytrace=False,
+        )
+    from playwright.sync_api import sync_playwright
+
+    with pytest.MonkeyPatch.context() as patch:
+        # Playwright's sync API keeps an asyncio loop running in this thread, where Django's
+        # ORM would refuse to run ("You cannot call this from an async context"). Allowed
+        # only while it runs: other tests start `manage.py check --deploy`, which rightly
+        # warns about this variable.
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        playwright = sync_playwright().start()
+        try:
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            yield browser
+            browser.close()
+        finally:
+            playwright.stop()
+
+
+@dataclass
+class Trouble:
+    """What went wrong in the pages of one browser context."""
+
+    errors: list[str] = field(default_factory=list)
+
+    def watch(self, page) -> None:
+        page.on("console", lambda message: self.on_console(page, message))
+        page.on("pageerror", lambda error: self.errors.append(f"uncaught exception: {error} (page {page.url})"))
+        page.on("dialog", lambda dialog: self.on_dialog(page, dialog))
+
+    def on_console(self, page, message) -> None:
+        if message.type not in ("error", "assert"):
+            return
+        source = message.location.get("url") or ""
+        self.errors.append(f"console {message.type}: {message.text} (page {page.url}, from {source or '?'})")
+
+    def on_dialog(self, page, dialog) -> None:
+        self.errors.append(f"dialog opened: {dialog.type} {dialog.message!r} (page {page.url})")
+        dialog.dismiss()
+
+    def take(self) -> list[str]:
+        errors, self.errors = self.errors, []
+        return errors
+
+
+class Contexts:
+    """Makes fresh browser contexts (no shared cookies) and watches every page in them."""
+
+    def __init__(self, browser, base_url: str):
+        self.browser, self.base_url = browser, base_url
+        self.made: dict[object, Trouble] = {}
+
+    def __call__(self, **options):
+        options.setdefault("viewport", {"width": 1280, "height": 800})
+        context = self.browser.new_context(base_url=self.base_url, **options)
+        context.set_default_timeout(TIMEOUT_MS)
+        # The copy buttons use the clipboard; without it they fall back to window.prompt.
+        context.grant_permissions(["clipboard-read", "clipboard-write"], origin=self.base_url)
+        context.add_init_script(REPORT_CSP_VIOLATIONS)
+        trouble = self.made[context] = Trouble()
+        context.on("page", trouble.watch)
+        return context
+
+    def check(self) -> None:
+        """Fail the running test if any page reported trouble since the last check."""
+        problems = [problem for trouble in self.made.values() for problem in trouble.take()]
+        if problems:
+            pytest.fail("The browser reported:\n  " + "\n  ".join(problems), pytrace=False)
+
+    def close(self) -> None:
+        for context in self.made:
+            context.close()
+
+
+@pytest.fixture
+def new_context(browser, live_server):
+    """``new_context(**options)``: a fresh browser context on the live server."""
+    contexts = Contexts(browser, live_server.url)
+    yield contexts
+    contexts.close()
+    contexts.check()  # whatever arrived after the test's own check
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """A page's console error, uncaught exception, CSP violation or dialog fails the test."""
+    result = yield
+    contexts = item.funcargs.get("new_context")
+    if isinstance(contexts, Contexts):
+        contexts.check()
+    return result
+
+
+@pytest.fixture
+def page(new_context):
+    return new_context().new_page()
+
+
+# --- data --------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def demo(transactional_db, live_server, settings) -> dict[str, Conversation]:
+    """The 8 demo conversations, by scenario folder name; reading needs no login."""
+    settings.EVENTVIEWER_REQUIRE_LOGIN = False
+    cache.clear()  # diagrams are cached by conversation pk, which a flushed database reuses
+    import_paths([(DEMO, "demo")])
+    by_id = {c.conversation_id: c for c in Conversation.objects.all()}
+    return {scenario: by_id[cid] for scenario, cid in SCENARIOS.items()}
+
+
+@pytest.fixture
+def branching(demo) -> Conversation:
+    """branching-retries: "Write a script that counts words in data.txt.", 3 branches."""
+    return demo["branching-retries"]
+
+
+def leaves(conversation: Conversation) -> list[str]:
+    """Leaf event ids, most recent first (the branch list's order)."""
+    nodes = [n for n in conversation.skeleton["nodes"] if n["leaf"]]
+    return [n["id"] for n in sorted(nodes, key=lambda n: n["seq"], reverse=True)]
+
+
+def other_leaf(conversation: Conversation) -> str:
+    """The most recent leaf that is not HEAD."""
+    return next(n for n in leaves(conversation) if n != conversation.head.event_id)
+
+
+@pytest.fixture
+def make_user(transactional_db, django_user_model, settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins
+
+    def make(username: str = "reviewer-lead", **fields):
+        return django_user_model.objects.create_user(username, password=PASSWORD, **fields)
+
+    return make
+
+
+def log_in(page, username: str, password: str = PASSWORD) -> None:
+    """Log in through the real login form."""
+    page.goto("/accounts/login/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    with page.expect_navigation():
+        page.get_by_role("button", name="Log in").click()
+    assert urlsplit(page.url).path != "/accounts/login/", "login failed"
+
+
+# --- reading the conversation page -------------------------------------------------------
+
+
+def event_ids(page) -> list[str]:
+    return page.locator("#workspace [data-event]").evaluate_all("els => els.map(e => e.dataset.event)")
+
+
+def last_event_id(page) -> str:
+    return event_ids(page)[-1]
+
+
+def mark_page(page) -> None:
+    """Set a marker that only survives if the page is never reloaded."""
+    page.evaluate("window.__marker = 'still here'")
+
+
+def assert_not_reloaded(page) -> None:
+    assert page.evaluate("window.__marker") == "still here", "the page was reloaded"
+
+
+def diagram_link(page, event_id: str):
+    """The diagram's link selecting the branch that ends at ``event_id``."""
+    return page.locator(f'#diagram svg a[hx-get$="leaf={event_id}"]').first
