@@ -8,20 +8,22 @@ rules then check the whole conversation; any problem rolls everything back.
 
 from __future__ import annotations
 
-import hashlib
+import gc
+from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import orjson
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.utils import timezone
 
 from eventviewer.models import Conversation, Event, EventPayload
-from eventviewer.sources import ConversationSource, RawEvent, SourceError, find_conversations
+from eventviewer.sources import ConversationSource, Parsed, SourceError, find_conversations
 from eventviewer.trajectory import kinds
-from eventviewer.trajectory.events import Light, describe, title_of
+from eventviewer.trajectory.events import Light
+from eventviewer.trajectory.skeleton import Node
 from eventviewer.trajectory.tree import Entry, Problem, TreeError, build_tree
 
 BATCH_SIZE = 1000
@@ -67,12 +69,24 @@ def import_paths(paths: Iterable[tuple[Path, str]]) -> list[Imported]:
             problems.append(str(e))
     if problems:
         raise ImportFailed(problems)
+    # An import holds a few objects per event for its whole run; the cyclic garbage
+    # collector would walk them all again and again, and they hold no cycles.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _import_all(sources, problems)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _import_all(sources: list[ConversationSource], problems: list[str]) -> list[Imported]:
     results = []
     if connection.vendor == "sqlite":
-        # A bigger page cache keeps index pages in memory instead of re-reading and
-        # re-writing them through the WAL for every batch.
+        # A bigger page cache (16 MiB) keeps index pages in memory instead of
+        # re-reading and re-writing them through the WAL for every batch.
         with connection.cursor() as cursor:
-            cursor.execute("PRAGMA cache_size = -65536")
+            cursor.execute("PRAGMA cache_size = -16384")
     with transaction.atomic():
         for source in sources:
             try:
@@ -99,7 +113,7 @@ def _import(source: ConversationSource) -> Imported:
     # Concurrent re-imports of one conversation queue here and each event lands once.
     conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
     writer = _Writer(conversation)
-    writer.consume(source.events())
+    writer.consume(source.parsed())
     if writer.problems:
         raise ImportFailed(writer.problems)
     try:
@@ -114,7 +128,12 @@ def _import(source: ConversationSource) -> Imported:
     conversation.execution_status = _status(state, writer.last_status, conversation.execution_status)
     conversation.title = conversation.title or writer.title
     added = writer.added
-    del writer, tree  # free the per-event bookkeeping before the figures read every row again
+    nodes = [
+        Node(e.id, tree.parent[e.id], e.seq, tree.depth[e.id], e.kind, writer.outcome_of[e.id], "", "")
+        for e in writer.entries
+        if e.id in tree.parent
+    ]
+    del writer, tree  # the nodes are all the figures need
     agent = state.get("agent") if isinstance(state.get("agent"), dict) else {}
     llm = agent.get("llm") if isinstance(agent.get("llm"), dict) else {}
     conversation.agent_kind = str(agent.get("kind") or conversation.agent_kind)[:100]
@@ -123,7 +142,7 @@ def _import(source: ConversationSource) -> Imported:
     conversation.source = source.where[:1000]
     if not created and added:
         conversation.imported_at = timezone.now()
-    conversation.refresh_figures()
+    conversation.refresh_figures(nodes)
     return Imported(conversation, created, added)
 
 
@@ -144,11 +163,18 @@ class _Writer:
         self.payloads: list[tuple[int, str]] = []
         self.ids: Iterator[int] = iter(())
         self.reserved = 0  # the highest primary key handed out so far
+        self.outcome_of: dict[str, str] = {}  # how a branch ending at each event ends
         self.added = 0
         self.title = ""
         self.last_status = ""
-        rows = conversation.events.order_by("seq").values_list("pk", "event_id", "seq", "depth", "digest", "kind", "parent_ref")
-        for pk, event_id, seq, depth, digest, kind, parent_ref in rows:
+        self.db = connections[DEFAULT_DB_ALIAS]
+        self.inserter: ThreadPoolExecutor | None = None
+        self.in_flight: Future | None = None
+        rows = conversation.events.order_by("seq").values_list(
+            "pk", "event_id", "seq", "depth", "digest", "kind", "parent_ref", "payload_kind", "is_error", "executable", "source"
+        )
+        for pk, event_id, seq, depth, digest, kind, parent_ref, payload_kind, is_error, executable, source in rows:
+            self.outcome_of[event_id] = kinds.outcome(kind, payload_kind, is_error, executable, source)
             self.known[event_id] = _Known(pk, seq, depth, digest)
             self.pk_of[event_id] = pk
             self.depth_of[event_id] = depth
@@ -157,54 +183,54 @@ class _Writer:
             if depth is not None:
                 self.previous = event_id
 
-    def consume(self, events: Iterable[RawEvent]) -> None:
-        for raw in events:
-            self._take(raw)
-        self._flush()
-
-    def _take(self, raw: RawEvent) -> None:
-        if raw.error:
-            self.problems.append(f"{raw.where}: {_with_id(raw.data)}{raw.error}")
-            return
+    def consume(self, events: Iterable[Parsed]) -> None:
         try:
-            light = describe(raw.data)
-        except ValueError as e:
-            self.problems.append(f"{raw.where}: {_with_id(raw.data)}{e}")
+            for event in events:
+                self._take(event)
+            self._flush()
+        finally:
+            self.close()
+
+    def _take(self, event: Parsed) -> None:
+        light = event.light
+        if light is None:
+            self.problems.append(f"{event.where}: {event.error}")
             return
-        digest = _digest(raw.raw)
         known = self.known.get(light.event_id)
         if known is not None:
-            if known.digest != digest and not self._same_content(known, raw.data):
+            if known.digest != event.digest and not self._same_content(known, event.raw):
                 self.problems.append(
-                    f"{raw.where}: event {light.event_id}: its content differs from the copy imported before "
+                    f"{event.where}: event {light.event_id}: its content differs from the copy imported before "
                     "(events never change once written)"
                 )
             return
         if light.event_id in self.pk_of:
-            self.problems.append(f"{raw.where}: event {light.event_id}: duplicate event id")
+            self.problems.append(f"{event.where}: event {light.event_id}: duplicate event id")
             return
-        if raw.seq in self.id_at:
+        if event.seq in self.id_at:
             self.problems.append(
-                f"{raw.where}: event {light.event_id}: position {raw.seq} already holds event {self.id_at[raw.seq]}"
+                f"{event.where}: event {light.event_id}: position {event.seq} already holds event {self.id_at[event.seq]}"
             )
             return
-        self.id_at[raw.seq] = light.event_id
-        self.entries.append(Entry(raw.seq, light.event_id, light.kind, light.parent_ref, raw.where))
+        self.id_at[event.seq] = light.event_id
+        self.entries.append(Entry(event.seq, light.event_id, light.kind, light.parent_ref, event.where))
         self.pk_of[light.event_id] = self._next_id()
-        if light.kind == kinds.MESSAGE and light.source == "user" and not self.title:
-            self.title = title_of(raw.data)
-        if light.kind == kinds.STATE_UPDATE and raw.data.get("key") == "execution_status":
-            self.last_status = str(raw.data.get("value") or "")[:40]
+        self.outcome_of[light.event_id] = kinds.outcome(
+            light.kind, light.payload_kind, light.is_error, light.executable, light.source
+        )
+        self.title = self.title or event.title
+        self.last_status = event.status or self.last_status
         if self.problems:
             return  # keep checking, stop writing
-        self._add(light, raw, digest)
+        self._add(light, event)
 
-    def _same_content(self, known: _Known, data: Any) -> bool:
+    def _same_content(self, known: _Known, raw: str) -> bool:
         """Bytes differ (another export of the conversation): compare what they say."""
+        self.settle()
         stored = EventPayload.objects.values_list("raw", flat=True).get(pk=known.pk)
-        return orjson.loads(stored) == data
+        return orjson.loads(stored) == orjson.loads(raw)
 
-    def _add(self, light: Light, raw: RawEvent, digest: str) -> None:
+    def _add(self, light: Light, event: Parsed) -> None:
         parent_pk = depth = None
         if light.kind != kinds.STATE_UPDATE:
             if light.parent_ref == kinds.ROOT_PARENT_ID:
@@ -223,29 +249,48 @@ class _Writer:
         self.written[light.event_id] = (parent_pk, depth)
         self.rows.append(
             (
-                self.pk_of[light.event_id], self.conversation.pk, light.event_id, raw.seq, light.parent_ref,
+                self.pk_of[light.event_id], self.conversation.pk, light.event_id, event.seq, light.parent_ref,
                 parent_pk, depth, light.kind, light.source, light.timestamp, light.tool_name, light.tool_call_id,
                 light.action_id, light.llm_response_id, light.payload_kind, light.role, light.executable,
-                light.carries_text, light.is_error, light.summary, digest,
+                light.carries_text, light.is_error, light.summary, event.digest,
             )
         )
-        self.payloads.append((self.pk_of[light.event_id], raw.raw))
+        self.payloads.append((self.pk_of[light.event_id], event.raw))
         self.added += 1
         if len(self.rows) >= BATCH_SIZE:
             self._flush()
 
     def _flush(self) -> None:
+        """Hand the batch to the writer thread: the database works (without the GIL)
+        while this thread checks the next batch. One batch in flight at a time keeps
+        the order, and this thread never uses the connection meanwhile."""
         if self.rows and not self.problems:
-            with connection.cursor() as cursor:
-                cursor.executemany(_INSERT, self.rows)
-                cursor.executemany(_INSERT_PAYLOAD, self.payloads)
+            self.settle()
+            if self.inserter is None:
+                self.inserter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="eventviewer-import")
+                self.db.inc_thread_sharing()
+            self.in_flight = self.inserter.submit(_insert, self.db, self.rows, self.payloads)
         self.rows = []
         self.payloads = []
+
+    def settle(self) -> None:
+        """Wait until the writer thread is done with the connection."""
+        if self.in_flight is not None:
+            self.in_flight.result()
+            self.in_flight = None
+
+    def close(self) -> None:
+        self.settle()
+        if self.inserter is not None:
+            self.inserter.shutdown()
+            self.db.dec_thread_sharing()
+            self.inserter = None
 
     def _next_id(self) -> int:
         for pk in self.ids:
             return pk
-        ids = _reserve_ids(BATCH_SIZE, self.reserved)
+        self.settle()  # reserving ids uses the connection
+        ids = _reserve_ids(BATCH_SIZE * 10, self.reserved)
         self.reserved = ids[-1]
         self.ids = iter(ids)
         return next(self.ids)
@@ -259,6 +304,21 @@ class _Writer:
             want = (self.pk_of[parent] if parent is not None else None, tree.depth[event_id])
             if want != (parent_pk, depth):
                 Event.objects.filter(pk=self.pk_of[event_id]).update(parent_id=want[0], depth=want[1])
+
+
+def _insert(db: Any, rows: list[tuple], payloads: list[tuple[int, str]]) -> None:
+    with db.cursor() as cursor:
+        if db.vendor == "postgresql":
+            # COPY streams the batch in one statement; an INSERT per row would make
+            # the import wait on the server thousands of times.
+            for table, columns, batch in ((Event, COLUMNS, rows), (EventPayload, ("event_id", "raw"), payloads)):
+                names = ", ".join(db.ops.quote_name(c) for c in columns)
+                with cursor.cursor.copy(f"COPY {table._meta.db_table} ({names}) FROM STDIN") as copy:
+                    for row in batch:
+                        copy.write_row(row)
+        else:
+            cursor.executemany(_INSERT, rows)
+            cursor.executemany(_INSERT_PAYLOAD, payloads)
 
 
 def _reserve_ids(count: int, floor: int) -> list[int]:
@@ -278,11 +338,6 @@ def _reserve_ids(count: int, floor: int) -> list[int]:
         return list(range(start + 1, start + count + 1))
 
 
-def _digest(raw: str) -> str:
-    # sha256 runs in hardware on current CPUs: the cheapest strong hash here.
-    return hashlib.sha256(raw.encode()).hexdigest()[:32]
-
-
 def _insert_sql() -> str:
     fields = {f.column for f in Event._meta.concrete_fields}
     assert fields == set(COLUMNS), f"importer COLUMNS out of date: {fields ^ set(COLUMNS)}"
@@ -292,12 +347,6 @@ def _insert_sql() -> str:
 
 _INSERT = _insert_sql()
 _INSERT_PAYLOAD = f"INSERT INTO {EventPayload._meta.db_table} (event_id, raw) VALUES (%s, %s)"
-
-
-def _with_id(data: Any) -> str:
-    if isinstance(data, dict) and isinstance(data.get("id"), str) and data["id"]:
-        return f"event {data['id'][:100]}: "
-    return ""
 
 
 def _head_hints(state: dict[str, Any] | None) -> tuple[str | None, bool]:

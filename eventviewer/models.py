@@ -62,23 +62,16 @@ class Conversation(models.Model):
     def branch_count(self) -> int:
         return self.leaf_count
 
-    def refresh_figures(self) -> None:
-        """Recompute the skeleton and the list's figures from the stored events.
+    def refresh_figures(self, nodes: list[Node] | None = None) -> None:
+        """Recompute the skeleton and the list's figures.
 
-        Called after every import and HEAD change; it reads light columns only.
+        Called after every import (which passes the tree it already holds as
+        ``nodes``) and HEAD change (which reads the light columns of every event).
         """
-        rows = self.events.filter(depth__isnull=False).values_list(
-            "pk", "event_id", "parent_id", "seq", "depth", "kind", "payload_kind", "is_error", "executable", "source"
-        )
-        event_id: dict[int, str] = {}
-        nodes = []
-        for pk, eid, parent, seq, depth, kind, payload_kind, is_error, executable, source in rows.iterator(5000):
-            event_id[pk] = eid
-            outcome = kinds.outcome(kind, payload_kind, is_error, executable, source)
-            nodes.append(Node(eid, parent, seq, depth, kind, outcome, "", ""))
-        # Parents come as primary keys: name them by event id once all are known.
-        nodes = [n._replace(parent=event_id.get(n.parent)) for n in nodes]
-        skeleton = build_skeleton(nodes, event_id.get(self.head_id))
+        if nodes is None:
+            nodes = self._tree_nodes()
+        head = Event.objects.values_list("event_id", flat=True).get(pk=self.head_id) if self.head_id else None
+        skeleton = build_skeleton(nodes, head)
         del nodes
         # Only the kept events show a timestamp and a summary.
         kept = {node["id"]: node for node in skeleton["nodes"]}
@@ -96,6 +89,23 @@ class Conversation(models.Model):
         self.mismatch_count = len(reading.pairing.mismatched) if reading else 0
         self.updated_at = timezone.now()
         self.save()
+
+    def _tree_nodes(self) -> list[Node]:
+        # Light columns straight from the cursor: model instances (even values_list)
+        # would cost more than the skeleton itself.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT id, event_id, parent_id, seq, depth, kind, payload_kind, is_error, executable, source "
+                f"FROM {Event._meta.db_table} WHERE conversation_id = %s AND depth IS NOT NULL",
+                [self.pk],
+            )
+            rows = cursor.fetchall()
+        event_id = {row[0]: row[1] for row in rows}
+        outcome = kinds.outcome
+        return [
+            Node(eid, event_id.get(parent), seq, depth, kind, outcome(kind, payload_kind, error, executable, source), "", "")
+            for _, eid, parent, seq, depth, kind, payload_kind, error, executable, source in rows
+        ]
 
     def read_path(self, leaf: Event) -> Reading:
         """The branch ending at ``leaf``: path, turns, pending and mismatched."""

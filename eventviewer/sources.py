@@ -8,22 +8,31 @@ with the size of a conversation.
 
 from __future__ import annotations
 
+import hashlib
+import multiprocessing
 import os
 import re
 import stat
 import uuid
 import zipfile
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, BinaryIO, Protocol
+from typing import Any, BinaryIO, NamedTuple, Protocol
 
 import orjson
 from django.conf import settings
 
+from eventviewer.trajectory import kinds
+from eventviewer.trajectory.events import Light, describe, title_of
+
 EVENT_FILE = re.compile(r"^event-(?P<seq>\d+)-(?P<event_id>.+)\.json$")
 HEX_ID = re.compile(r"^[0-9a-f]{32}$")
 SEARCH_DEPTH = 4  # how deep below PATH to look for conversation folders
+PARALLEL_FROM = 2000  # event files; below this a worker process costs more than it saves
+CHUNK = 256  # event files per task for the worker
 MAX_NESTING = 254  # the deepest JSON orjson writes back out (an array file's items, the event cards)
 
 
@@ -37,13 +46,50 @@ def normalize_conversation_id(value: str) -> str | None:
     return candidate if HEX_ID.match(candidate) else None
 
 
-@dataclass(frozen=True, slots=True)
-class RawEvent:
+class RawEvent(NamedTuple):
     seq: int
     where: str
     data: Any  # parsed JSON, or None when ``error`` is set
     raw: str
     error: str = ""
+
+
+class Parsed(NamedTuple):
+    """One event read and checked: what the importer stores, or why it cannot."""
+
+    seq: int
+    where: str
+    light: Light | None  # None when ``error`` says why the event is refused
+    error: str
+    raw: str
+    digest: str
+    title: str = ""  # a user message's text: the conversation's title if it is the first
+    status: str = ""  # a state update's execution_status
+
+
+def parse(event: RawEvent) -> Parsed:
+    data = event.data
+    if event.error:
+        return Parsed(event.seq, event.where, None, _named(data) + event.error, "", "")
+    try:
+        light = describe(data)
+    except ValueError as e:
+        return Parsed(event.seq, event.where, None, f"{_named(data)}{e}", "", "")
+    # sha256 runs in hardware on current CPUs: the cheapest strong hash here.
+    digest = hashlib.sha256(event.raw.encode()).hexdigest()[:32]
+    title = status = ""
+    if light.kind == kinds.MESSAGE and light.source == "user":
+        title = title_of(data)
+    elif light.kind == kinds.STATE_UPDATE and data.get("key") == "execution_status":
+        status = str(data.get("value") or "")[:40]
+    return Parsed(event.seq, event.where, light, "", event.raw, digest, title, status)
+
+
+def _named(data: Any) -> str:
+    """"event <id>: " when the event's id can be read, for problem lines."""
+    if isinstance(data, dict) and isinstance(data.get("id"), str) and data["id"]:
+        return f"event {data['id'][:100]}: "
+    return ""
 
 
 @dataclass
@@ -54,9 +100,16 @@ class ConversationSource:
     base_state_raw: str = ""
     problems: list[str] = field(default_factory=list)  # found before reading events
     _events: Any = None  # () -> Iterator[RawEvent]
+    _parsed: Any = None  # () -> Iterator[Parsed], when a worker process reads the events
 
     def events(self) -> Iterator[RawEvent]:
         return self._events()
+
+    def parsed(self) -> Iterator[Parsed]:
+        """Every event, read and checked, in append order."""
+        if self._parsed is not None:
+            return self._parsed()
+        return (parse(event) for event in self.events())
 
 
 class Files(Protocol):
@@ -77,6 +130,8 @@ def read_capped(files: Files, name: str, limit: int) -> bytes:
 
     Reads the size the file claims first: asking for limit + 1 bytes up front would
     allocate the whole limit for every small file."""
+    if isinstance(files, DirectoryFiles):
+        return files.read(name, limit)
     claimed = min(files.size(name), limit)
     with files.open(name) as f:
         content = f.read(claimed + 1)
@@ -91,13 +146,13 @@ class DirectoryFiles:
         self._root = str(root)
         self.label = str(root)
         self.name = root.name
-        self._sizes: dict[str, int] = {}
+        self._sizes: dict[str, int] = {}  # filled on demand: listing 100,000 files needs no stat
         self._names: list[str] = []
 
     def names(self) -> list[str]:
-        if not self._sizes:
+        if not self._names:
             self._walk(self.root, "", 0)
-            self._names = sorted(self._sizes)
+            self._names.sort()
         return self._names
 
     def _walk(self, folder: Path, prefix: str, depth: int) -> None:
@@ -113,13 +168,32 @@ class DirectoryFiles:
                 if entry.is_dir(follow_symlinks=False) and depth < SEARCH_DEPTH:
                     self._walk(Path(entry.path), name + "/", depth + 1)
                 elif wanted and entry.is_file(follow_symlinks=False):
-                    self._sizes[name] = entry.stat(follow_symlinks=False).st_size
+                    self._names.append(name)
 
     def size(self, name: str) -> int:
-        return self._sizes[name]
+        size = self._sizes.get(name)
+        if size is None:
+            size = self._sizes[name] = os.stat(os.path.join(self._root, name)).st_size
+        return size
 
     def open(self, name: str) -> BinaryIO:
         return open(os.path.join(self._root, name), "rb")
+
+    def read(self, name: str, limit: int) -> bytes:
+        """read_capped for files on disk, without the buffered-file machinery: this
+        runs once per event."""
+        fd = os.open(os.path.join(self._root, name), os.O_RDONLY)
+        try:
+            claimed = min(self.size(name), limit)
+            content = os.read(fd, claimed + 1)
+            while claimed < len(content) <= limit:  # it grew past its claimed size
+                more = os.read(fd, limit + 1 - len(content))
+                if not more:
+                    break
+                content += more
+            return content
+        finally:
+            os.close(fd)
 
 
 class ZipFiles:
@@ -273,19 +347,53 @@ def _folder_source(files: Files, folder: str, event_names: list[str], label: str
             source.problems.append(f"{where}/events: event-{expected:05d}-*.json is missing (the files jump to {seq:05d})")
             break
 
-    def events() -> Iterator[RawEvent]:
-        for seq in sorted(numbered):
-            name = numbered[seq]
-            where_file = f"{where}/events/{name.rsplit('/', 1)[-1]}"
-            data, raw, error = _read_json(files, name, settings.EVENTVIEWER_MAX_EVENT_BYTES, "EVENTVIEWER_MAX_EVENT_BYTES")
-            if not error and isinstance(data, dict):
-                expected_id = expected_ids[seq]
-                if data.get("id") != expected_id:
-                    error = f"the file name says event {expected_id} but the file holds event {data.get('id')!r}"
-            yield RawEvent(seq, where_file, data, raw, error)
-
-    source._events = events
+    items = [(seq, numbered[seq], f"{where}/events/{numbered[seq].rsplit('/', 1)[-1]}", expected_ids[seq]) for seq in sorted(numbered)]
+    cap = settings.EVENTVIEWER_MAX_EVENT_BYTES
+    source._events = lambda: (_read_event(files, item, cap) for item in items)
+    if isinstance(files, DirectoryFiles) and len(items) >= PARALLEL_FROM:
+        source._parsed = lambda: _parse_in_workers(files._root, items, cap)
     return source
+
+
+def _read_event(files: Files, item: tuple[int, str, str, str], cap: int) -> RawEvent:
+    seq, name, where, expected_id = item
+    data, raw, error = _read_json(files, name, cap, "EVENTVIEWER_MAX_EVENT_BYTES")
+    if not error and isinstance(data, dict) and data.get("id") != expected_id:
+        error = f"the file name says event {expected_id} but the file holds event {data.get('id')!r}"
+    return RawEvent(seq, where, data, raw, error)
+
+
+def _parse_chunk(root: str, chunk: list[tuple[int, str, str, str]], cap: int) -> list[tuple]:
+    """A worker's share: Parsed events as plain tuples, which cross processes several
+    times faster than named tuples."""
+    files = DirectoryFiles(Path(root))
+    return [(*p[:2], p.light and tuple(p.light), *p[3:]) for p in (parse(_read_event(files, i, cap)) for i in chunk)]
+
+
+def _unplain(row: tuple) -> Parsed:
+    light = row[2]
+    return Parsed(row[0], row[1], Light._make(light) if light else None, *row[3:])
+
+
+def _parse_in_workers(root: str, items: list[tuple[int, str, str, str]], cap: int) -> Iterator[Parsed]:
+    """Read and check events in worker processes while the caller writes the ones
+    before: parsing and writing each take one core. A few chunks run ahead, no more,
+    so memory stays bounded."""
+    workers = max(2, min(4, (os.cpu_count() or 2) - 1))
+    # Forked, not spawned: a spawned worker re-imports the caller's __main__ (any script
+    # or notebook calling the importer); these workers only read files and parse.
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
+    pending: deque = deque()
+    try:
+        for start in range(0, len(items), CHUNK):
+            chunk = items[start : start + CHUNK]
+            pending.append(pool.submit(_parse_chunk, root, chunk, cap))
+            if len(pending) > 2 * workers:
+                yield from map(_unplain, pending.popleft().result())
+        while pending:
+            yield from map(_unplain, pending.popleft().result())
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _event_file_source(files: Files, name: str, where: str) -> ConversationSource:
@@ -357,7 +465,7 @@ def _parse(content: bytes) -> tuple[Any, str, str]:
         return None, "", f"malformed JSON ({e})"
     if content.count(b"[") + content.count(b"{") > MAX_NESTING and not _writable(data):
         return None, "", f"nested deeper than {MAX_NESTING} levels of arrays and objects"
-    return data, content.decode("utf-8").strip(), ""
+    return data, content.strip().decode(), ""
 
 
 def _writable(data: Any) -> bool:

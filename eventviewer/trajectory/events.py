@@ -90,7 +90,7 @@ def describe(data: Any) -> Light:
 def summarize(data: dict[str, Any], kind: str) -> str:
     """The line a person would want to see for this event in a list."""
     if kind == kinds.MESSAGE:
-        return " ".join(_texts((data.get("llm_message") or {}).get("content")))
+        return _head((data.get("llm_message") or {}).get("content"))
     if kind == kinds.ACTION:
         summary = data.get("summary")
         if isinstance(summary, str) and summary.strip():
@@ -99,7 +99,7 @@ def summarize(data: dict[str, Any], kind: str) -> str:
         return thought or str(data.get("tool_name") or "")
     if kind == kinds.OBSERVATION:
         observation = data.get("observation") or {}
-        return " ".join(_texts(observation.get("content"))) if isinstance(observation, dict) else ""
+        return _head(observation.get("content")) if isinstance(observation, dict) else ""
     if kind == kinds.AGENT_ERROR:
         return str(data.get("error") or "")
     if kind == kinds.USER_REJECT:
@@ -127,6 +127,19 @@ def one_line(text: str, limit: int) -> str:
 def title_of(data: dict[str, Any]) -> str:
     """A conversation's title from its first user message."""
     return one_line(summarize(data, kinds.MESSAGE), 300)
+
+
+def _head(content: Any, enough: int = SUMMARY_LENGTH * 4) -> str:
+    """The first texts of a content list, joined, stopping once there is enough for a
+    summary: tool output can run to megabytes."""
+    texts = []
+    length = 0
+    for text in _texts(content):
+        texts.append(text[:enough])
+        length += len(texts[-1])
+        if length >= enough:
+            break
+    return " ".join(texts)
 
 
 def _texts(content: Any) -> list[str]:

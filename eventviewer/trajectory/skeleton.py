@@ -9,6 +9,7 @@ conversation; its size grows with the number of branches, not of events.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 
@@ -33,29 +34,32 @@ def build_skeleton(nodes: Iterable[Node], head: str | None) -> dict[str, Any]:
     """
     by_id = {n.id: n for n in nodes}
     children: dict[str, list[str]] = {}
-    roots: list[str] = []
     for n in by_id.values():
-        if n.parent is None:
-            roots.append(n.id)
-        else:
+        if n.parent is not None:
             children.setdefault(n.parent, []).append(n.id)
 
-    # Subtree totals, deepest first, so each node sees its children's totals.
-    order = sorted(by_id.values(), key=lambda n: n.depth, reverse=True)
+    # Subtree totals, deepest first, so each node sees its children's totals. Most
+    # nodes have one child: that case is a copy, not a sum.
+    order = sorted(by_id.values(), key=attrgetter("depth"), reverse=True)
     leaves: dict[str, int] = {}
     events: dict[str, int] = {}
     latest: dict[str, str] = {}
     for n in order:
-        kids = children.get(n.id, ())
-        if not kids:
-            leaves[n.id], events[n.id], latest[n.id] = 1, 1, n.id
-            continue
-        leaves[n.id] = sum(leaves[k] for k in kids)
-        events[n.id] = 1 + sum(events[k] for k in kids)
-        latest[n.id] = max((latest[k] for k in kids), key=lambda i: by_id[i].seq)
+        i = n.id
+        kids = children.get(i)
+        if kids is None:
+            leaves[i], events[i], latest[i] = 1, 1, i
+        elif len(kids) == 1:
+            k = kids[0]
+            leaves[i], events[i], latest[i] = leaves[k], events[k] + 1, latest[k]
+        else:
+            leaves[i] = sum(leaves[k] for k in kids)
+            events[i] = 1 + sum(events[k] for k in kids)
+            latest[i] = max((latest[k] for k in kids), key=lambda leaf: by_id[leaf].seq)
 
-    def kept(n: Node) -> bool:
-        return n.parent is None or len(children.get(n.id, ())) != 1 or n.id == head
+    kept_ids = {n.id for n in by_id.values() if n.parent is None or len(children.get(n.id, ())) != 1}
+    if head is not None:
+        kept_ids.add(head)
 
     # Top-down: carry the nearest kept ancestor and the run of folded events below it,
     # as (up, first event of the run, events in the run) so memory stays per event small.
@@ -65,11 +69,11 @@ def build_skeleton(nodes: Iterable[Node], head: str | None) -> dict[str, Any]:
         parent = by_id[n.parent] if n.parent is not None else None
         if parent is None:
             up, first, count = None, None, 0
-        elif kept(parent):
+        elif parent.id in kept_ids:
             up, first, count = parent.id, None, 0
         else:
             up, first, count = carry[parent.id]
-        if not kept(n):
+        if n.id not in kept_ids:
             carry[n.id] = (up, first or n.id, count + 1)
             continue
         run = None
