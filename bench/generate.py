@@ -303,8 +303,13 @@ class Writer:
             arguments={"command": "view", "path": path, "summary": f"view {Path(path).name}", "security_risk": "LOW"},
             summary=f"view {Path(path).name}",
             observation={
-                "content": [{"cache_prompt": False, "type": "text",
-                             "text": f"Here's the result of running `cat -n` on {path}:\n{contents}"}],
+                "content": [
+                    {
+                        "cache_prompt": False,
+                        "type": "text",
+                        "text": f"Here's the result of running `cat -n` on {path}:\n{contents}",
+                    }
+                ],
                 "is_error": False,
                 "command": "view",
                 "path": path,
@@ -320,8 +325,13 @@ class Writer:
         return Call(
             tool_name="file_editor",
             action={"command": "create", "path": path, "file_text": text, "kind": "FileEditorAction"},
-            arguments={"command": "create", "path": path, "file_text": text, "summary": summary,
-                       "security_risk": "LOW"},
+            arguments={
+                "command": "create",
+                "path": path,
+                "file_text": text,
+                "summary": summary,
+                "security_risk": "LOW",
+            },
             summary=summary,
             observation={
                 "content": [{"cache_prompt": False, "type": "text", "text": f"File created successfully at: {path}"}],
@@ -347,16 +357,34 @@ class Writer:
         summary = f"str_replace {Path(path).name}"
         return Call(
             tool_name="file_editor",
-            action={"command": "str_replace", "path": path, "old_str": old_str, "new_str": new_str,
-                    "kind": "FileEditorAction"},
-            arguments={"command": "str_replace", "path": path, "old_str": old_str, "new_str": new_str,
-                       "summary": summary, "security_risk": "LOW"},
+            action={
+                "command": "str_replace",
+                "path": path,
+                "old_str": old_str,
+                "new_str": new_str,
+                "kind": "FileEditorAction",
+            },
+            arguments={
+                "command": "str_replace",
+                "path": path,
+                "old_str": old_str,
+                "new_str": new_str,
+                "summary": summary,
+                "security_risk": "LOW",
+            },
             summary=summary,
             observation={
-                "content": [{"cache_prompt": False, "type": "text", "text": (
-                    f"The file {path} has been edited. Here's the result of running `cat -n` on a snippet of "
-                    f"{path}:\n{snippet}Review the changes and make sure they are as expected. "
-                    "Edit the file again if necessary.")}],
+                "content": [
+                    {
+                        "cache_prompt": False,
+                        "type": "text",
+                        "text": (
+                            f"The file {path} has been edited. Here's the result of running `cat -n` on a snippet of "
+                            f"{path}:\n{snippet}Review the changes and make sure they are as expected. "
+                            "Edit the file again if necessary."
+                        ),
+                    }
+                ],
                 "is_error": False,
                 "command": "str_replace",
                 "path": path,
@@ -522,7 +550,7 @@ def _output_line(rng: random.Random) -> str:
             f"processed batch {n} in {n / 37:.1f}ms",
             f"src/pkg_{n % 9}/module_{n % 200}.py:{n}: warning: unused variable 'tmp_{n % 13}'",
             f"-rw-r--r-- 1 root root {n * 37:>7} Jan  5 09:{n % 60:02d} module_{n % 200}.py",
-            f"  File \"/workspace/src/pkg_{n % 9}/module_{n % 200}.py\", line {n}, in handle_{n % 31}",
+            f'  File "/workspace/src/pkg_{n % 9}/module_{n % 200}.py", line {n}, in handle_{n % 31}',
             f"Collecting package-{n % 50}>=1.{n % 10} (from -r requirements.txt (line {n % 40}))",
         ]
     )
@@ -535,10 +563,10 @@ def _code_line(rng: random.Random) -> str:
             f"def handle_{n}(request, value: int = {n % 10}) -> dict:",
             f"    result = compute_{n % 50}(value, limit={n})",
             f"    if result.status != {n % 5}:",
-            f"        raise ValueError(f\"unexpected status {{result.status}} for item {n}\")",
-            f"    return {{\"id\": {n}, \"items\": [x for x in result.items if x.weight > {n % 17}]}}",
+            f'        raise ValueError(f"unexpected status {{result.status}} for item {n}")',
+            f'    return {{"id": {n}, "items": [x for x in result.items if x.weight > {n % 17}]}}',
             f"class Model{n % 40}(Base):",
-            f"    \"\"\"Stores the state of job {n} between retries.\"\"\"",
+            f'    """Stores the state of job {n} between retries."""',
             f"from pkg_{n % 9}.module_{n % 200} import helper_{n % 23}",
             "",
         ]
@@ -582,8 +610,12 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     folder = generate(
-        args.out, args.events, seed=args.seed, payload_kb=tuple(args.payload_kb),
-        branch_every=args.branch_every, active_path=args.active_path,
+        args.out,
+        args.events,
+        seed=args.seed,
+        payload_kb=tuple(args.payload_kb),
+        branch_every=args.branch_every,
+        active_path=args.active_path,
     )
     seconds = time.perf_counter() - started
     size = sum(f.stat().st_size for f in (folder / "events").iterdir())

@@ -25,11 +25,15 @@ def main() -> None:
     started = time.perf_counter()
     (result,) = import_paths([(folder, str(folder))])
     seconds = time.perf_counter() - started
-    print(json.dumps({
-        "conversation_id": result.conversation.conversation_id,
-        "added": result.added,
-        "seconds": seconds,
-    }))
+    print(
+        json.dumps(
+            {
+                "conversation_id": result.conversation.conversation_id,
+                "added": result.added,
+                "seconds": seconds,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -66,8 +66,11 @@ def prepare(workdir: Path, events: int) -> tuple[str, str, list[str]]:
     (result,) = import_paths([(folder, str(folder))])
     conversation = result.conversation
     connections.close_all()  # the server's workers have the database to themselves
-    print(f"imported {conversation.event_count:,} events, HEAD depth {conversation.head_depth:,}, "
-          f"{conversation.leaf_count} leaves", file=sys.stderr)
+    print(
+        f"imported {conversation.event_count:,} events, HEAD depth {conversation.head_depth:,}, "
+        f"{conversation.leaf_count} leaves",
+        file=sys.stderr,
+    )
 
     # collectstatic writes to STATIC_ROOT; a settings module in the temporary folder
     # points it there, so the checkout stays untouched.
@@ -97,7 +100,9 @@ def server_environment(workdir: Path, database_url: str, settings_module: str) -
 def collectstatic(env: dict[str, str]) -> None:
     subprocess.run(
         [sys.executable, "manage.py", "collectstatic", "--noinput", "-v", "0"],
-        env=env, cwd=PROJECT, check=True,
+        env=env,
+        cwd=PROJECT,
+        check=True,
     )
 
 
@@ -111,8 +116,18 @@ def start_server(workdir: Path, env: dict[str, str], workers: int) -> Server:
     port = free_port()
     log = workdir / "gunicorn.log"
     gunicorn = Path(sys.executable).with_name("gunicorn")
-    command = [str(gunicorn), "eventviewer.wsgi", "--workers", str(workers), "--bind", f"127.0.0.1:{port}",
-               "--timeout", "120", "--error-logfile", str(log)]
+    command = [
+        str(gunicorn),
+        "eventviewer.wsgi",
+        "--workers",
+        str(workers),
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--timeout",
+        "120",
+        "--error-logfile",
+        str(log),
+    ]
     process = subprocess.Popen(command, env=env, cwd=PROJECT, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     server = Server(process, port, log, env)
     wait_ready(server)
@@ -193,23 +208,24 @@ def summarize(samples: list[Sample], urls: list[str], seconds: float) -> list[di
         mine = [s for s in samples if s.url == url]
         times = sorted(s.seconds * 1000 for s in mine)
         errors = [s.error for s in mine if s.error]
-        rows.append({
-            "url": url,
-            "requests": len(mine),
-            "requests_per_s": len(mine) / seconds,
-            "p50_ms": statistics.median(times) if times else None,
-            "p95_ms": statistics.quantiles(times, n=20)[-1] if len(times) > 1 else (times[0] if times else None),
-            "errors": len(errors),
-            "error_examples": sorted(set(errors))[:5],
-        })
+        rows.append(
+            {
+                "url": url,
+                "requests": len(mine),
+                "requests_per_s": len(mine) / seconds,
+                "p50_ms": statistics.median(times) if times else None,
+                "p95_ms": statistics.quantiles(times, n=20)[-1] if len(times) > 1 else (times[0] if times else None),
+                "errors": len(errors),
+                "error_examples": sorted(set(errors))[:5],
+            }
+        )
     return rows
 
 
 def print_table(rows: list[dict[str, Any]]) -> None:
     header = ("url", "req/s", "p50 ms", "p95 ms", "errors")
     cells = [
-        (r["url"], f"{r['requests_per_s']:.1f}", _ms(r["p50_ms"]), _ms(r["p95_ms"]), str(r["errors"]))
-        for r in rows
+        (r["url"], f"{r['requests_per_s']:.1f}", _ms(r["p50_ms"]), _ms(r["p95_ms"]), str(r["errors"])) for r in rows
     ]
     widths = [max(len(line[i]) for line in [header, *cells]) for i in range(len(header))]
     for line in [header, tuple("-" * w for w in widths), *cells]:
@@ -254,15 +270,20 @@ def main() -> int:
 
     rows = summarize(samples, urls, args.duration)
     errors = sum(r["errors"] for r in rows)
-    write_json(RESULTS, {
-        "machine": machine_info(),
-        "settings": vars(args),
-        "urls": rows,
-        "errors": errors,
-        "gunicorn_exit_code": exit_code,
-    })
-    print(f"{args.concurrency} readers, {args.workers} gunicorn workers, {args.duration:.0f} s, "
-          f"{args.events:,}-event conversation")
+    write_json(
+        RESULTS,
+        {
+            "machine": machine_info(),
+            "settings": vars(args),
+            "urls": rows,
+            "errors": errors,
+            "gunicorn_exit_code": exit_code,
+        },
+    )
+    print(
+        f"{args.concurrency} readers, {args.workers} gunicorn workers, {args.duration:.0f} s, "
+        f"{args.events:,}-event conversation"
+    )
     print_table(rows)
     if errors:
         print(f"gunicorn log (last lines):\n{log}")

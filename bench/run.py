@@ -73,8 +73,9 @@ class Report:
     conversations: list[dict[str, Any]] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
 
-    def add(self, measure: str, figure: str, target: str = "", met: bool | None = None,
-            value: float | None = None) -> None:
+    def add(
+        self, measure: str, figure: str, target: str = "", met: bool | None = None, value: float | None = None
+    ) -> None:
         self.rows.append(Row(measure, figure, target, met, value))
 
 
@@ -147,16 +148,32 @@ def bench_size(size: Size, root: Path, database_url: str, targeted: bool, report
     report.add(f"import {label}", f"{import_eps:,.0f} events/s ({run.seconds:.1f} s)", value=import_eps)
     report.add(f"import/ceiling {label}", f"{ratio:.2f}", f">= {TARGET_RATIO:.2f}", ratio >= TARGET_RATIO, ratio)
     rss_met = run.peak_rss_mb < TARGET_RSS_MB if targeted else None
-    report.add(f"peak RSS import {label}", f"{run.peak_rss_mb:.0f} MB", f"< {TARGET_RSS_MB} MB" if targeted else "",
-               rss_met, run.peak_rss_mb)
+    report.add(
+        f"peak RSS import {label}",
+        f"{run.peak_rss_mb:.0f} MB",
+        f"< {TARGET_RSS_MB} MB" if targeted else "",
+        rss_met,
+        run.peak_rss_mb,
+    )
 
     conversation = check_import(size, folder.name)
-    report.conversations.append({
-        "label": label, "events": size.events, "active_path": size.active_path, "conversation_id": folder.name,
-        "event_bytes": int(mib * 2**20), "generate_s": generate_s, "ceiling_s": ceiling_s,
-        "ceiling_events_per_s": ceiling_eps, "import_s": run.seconds, "import_events_per_s": import_eps,
-        "import_ratio": ratio, "peak_rss_mb": run.peak_rss_mb, **conversation,
-    })
+    report.conversations.append(
+        {
+            "label": label,
+            "events": size.events,
+            "active_path": size.active_path,
+            "conversation_id": folder.name,
+            "event_bytes": int(mib * 2**20),
+            "generate_s": generate_s,
+            "ceiling_s": ceiling_s,
+            "ceiling_events_per_s": ceiling_eps,
+            "import_s": run.seconds,
+            "import_events_per_s": import_eps,
+            "import_ratio": ratio,
+            "peak_rss_mb": run.peak_rss_mb,
+            **conversation,
+        }
+    )
     bench_pages(size, folder.name, conversation["head_depth"], targeted, report)
 
 
@@ -169,8 +186,9 @@ def check_import(size: Size, conversation_id: str) -> dict[str, Any]:
     got = (conversation.event_count, conversation.head_depth, conversation.leaf_count)
     want = (size.events, expected.main, len(expected.branches) + 1)
     if got != want:
-        print(f"warning: {size.label}: imported (events, HEAD depth, leaves) = {got}, generated {want}",
-              file=sys.stderr)
+        print(
+            f"warning: {size.label}: imported (events, HEAD depth, leaves) = {got}, generated {want}", file=sys.stderr
+        )
     return {"event_count": got[0], "head_depth": got[1], "leaf_count": got[2]}
 
 
@@ -242,14 +260,17 @@ def main() -> int:
 
     met = sum(1 for r in report.rows if r.met)
     total = sum(1 for r in report.rows if r.met is not None)
-    write_json(RESULTS, {
-        "mode": "quick" if args.quick else "full",
-        "machine": machine,
-        "conversations": report.conversations,
-        "requests": report.requests,
-        "rows": [asdict(r) for r in report.rows],
-        "targets": {"met": met, "total": total},
-    })
+    write_json(
+        RESULTS,
+        {
+            "mode": "quick" if args.quick else "full",
+            "machine": machine,
+            "conversations": report.conversations,
+            "requests": report.requests,
+            "rows": [asdict(r) for r in report.rows],
+            "targets": {"met": met, "total": total},
+        },
+    )
     print(f"machine: {machine['cpu_count']} CPUs, Python {machine['python']}, {machine['database']}, {machine['date']}")
     print_table(report.rows)
     print(f"targets: {met}/{total} met")

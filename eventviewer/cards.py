@@ -178,7 +178,9 @@ def _observation(data: dict[str, Any], full: bool) -> Card:
 
 
 def _reject(data: dict[str, Any], full: bool) -> Card:
-    card = Card(kind=kinds.USER_REJECT, tool_name=_str(data.get("tool_name")), tool_call_id=_str(data.get("tool_call_id")))
+    card = Card(
+        kind=kinds.USER_REJECT, tool_name=_str(data.get("tool_name")), tool_call_id=_str(data.get("tool_call_id"))
+    )
     card.error = _str(data.get("rejection_reason")) or "rejected"
     if data.get("rejection_source"):
         card.facts.append(("by", _str(data.get("rejection_source"))))
@@ -186,7 +188,9 @@ def _reject(data: dict[str, Any], full: bool) -> Card:
 
 
 def _agent_error(data: dict[str, Any], full: bool) -> Card:
-    card = Card(kind=kinds.AGENT_ERROR, tool_name=_str(data.get("tool_name")), tool_call_id=_str(data.get("tool_call_id")))
+    card = Card(
+        kind=kinds.AGENT_ERROR, tool_name=_str(data.get("tool_name")), tool_call_id=_str(data.get("tool_call_id"))
+    )
     card.error = _str(data.get("error"))
     return card
 

@@ -106,7 +106,9 @@ class MultipleFileField(forms.FileField):
                     f"{settings.EVENTVIEWER_MAX_UPLOAD_BYTES:,} (EVENTVIEWER_MAX_UPLOAD_BYTES)"
                 )
             if not f.name.lower().endswith((".zip", ".json", ".jsonl")):
-                raise forms.ValidationError(f"{f.name}: upload a .zip of conversation folders, or a .json or .jsonl file")
+                raise forms.ValidationError(
+                    f"{f.name}: upload a .zip of conversation folders, or a .json or .jsonl file"
+                )
         return files
 
 

@@ -9,8 +9,8 @@ rules then check the whole conversation; any problem rolls everything back.
 from __future__ import annotations
 
 import gc
-from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -32,9 +32,27 @@ MAX_PROBLEMS = 50
 # The row layout of the import's INSERT: building model instances and compiling an
 # INSERT per batch cost more than parsing the events themselves.
 COLUMNS = (
-    "id", "conversation_id", "event_id", "seq", "parent_ref", "parent_id", "depth", "kind", "source",
-    "timestamp", "tool_name", "tool_call_id", "action_id", "llm_response_id", "payload_kind", "role",
-    "executable", "carries_text", "is_error", "summary", "digest",
+    "id",
+    "conversation_id",
+    "event_id",
+    "seq",
+    "parent_ref",
+    "parent_id",
+    "depth",
+    "kind",
+    "source",
+    "timestamp",
+    "tool_name",
+    "tool_call_id",
+    "action_id",
+    "llm_response_id",
+    "payload_kind",
+    "role",
+    "executable",
+    "carries_text",
+    "is_error",
+    "summary",
+    "digest",
 )
 
 
@@ -171,7 +189,17 @@ class _Writer:
         self.inserter: ThreadPoolExecutor | None = None
         self.in_flight: Future | None = None
         rows = conversation.events.order_by("seq").values_list(
-            "pk", "event_id", "seq", "depth", "digest", "kind", "parent_ref", "payload_kind", "is_error", "executable", "source"
+            "pk",
+            "event_id",
+            "seq",
+            "depth",
+            "digest",
+            "kind",
+            "parent_ref",
+            "payload_kind",
+            "is_error",
+            "executable",
+            "source",
         )
         for pk, event_id, seq, depth, digest, kind, parent_ref, payload_kind, is_error, executable, source in rows:
             self.outcome_of[event_id] = kinds.outcome(kind, payload_kind, is_error, executable, source)
@@ -209,7 +237,8 @@ class _Writer:
             return
         if event.seq in self.id_at:
             self.problems.append(
-                f"{event.where}: event {light.event_id}: position {event.seq} already holds event {self.id_at[event.seq]}"
+                f"{event.where}: event {light.event_id}: "
+                f"position {event.seq} already holds event {self.id_at[event.seq]}"
             )
             return
         self.id_at[event.seq] = light.event_id
@@ -249,10 +278,27 @@ class _Writer:
         self.written[light.event_id] = (parent_pk, depth)
         self.rows.append(
             (
-                self.pk_of[light.event_id], self.conversation.pk, light.event_id, event.seq, light.parent_ref,
-                parent_pk, depth, light.kind, light.source, light.timestamp, light.tool_name, light.tool_call_id,
-                light.action_id, light.llm_response_id, light.payload_kind, light.role, light.executable,
-                light.carries_text, light.is_error, light.summary, event.digest,
+                self.pk_of[light.event_id],
+                self.conversation.pk,
+                light.event_id,
+                event.seq,
+                light.parent_ref,
+                parent_pk,
+                depth,
+                light.kind,
+                light.source,
+                light.timestamp,
+                light.tool_name,
+                light.tool_call_id,
+                light.action_id,
+                light.llm_response_id,
+                light.payload_kind,
+                light.role,
+                light.executable,
+                light.carries_text,
+                light.is_error,
+                light.summary,
+                event.digest,
             )
         )
         self.payloads.append((self.pk_of[light.event_id], event.raw))

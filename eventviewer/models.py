@@ -103,7 +103,16 @@ class Conversation(models.Model):
         event_id = {row[0]: row[1] for row in rows}
         outcome = kinds.outcome
         return [
-            Node(eid, event_id.get(parent), seq, depth, kind, outcome(kind, payload_kind, error, executable, source), "", "")
+            Node(
+                eid,
+                event_id.get(parent),
+                seq,
+                depth,
+                kind,
+                outcome(kind, payload_kind, error, executable, source),
+                "",
+                "",
+            )
             for _, eid, parent, seq, depth, kind, payload_kind, error, executable, source in rows
         ]
 
@@ -180,7 +189,8 @@ class Event(models.Model):
     )
     event_id = models.CharField(max_length=255)  # the SDK id, unique per conversation only
     seq = models.PositiveIntegerField()  # append position in the conversation's log
-    parent_ref = models.CharField(max_length=255, null=True, blank=True)  # the raw parent_id
+    # The raw parent_id: null (or absent) and "__root__" mean different things to the SDK.
+    parent_ref = models.CharField(max_length=255, null=True, blank=True)  # noqa: DJ001
     parent = models.ForeignKey(
         "self",
         null=True,
@@ -261,14 +271,13 @@ class ShareLink(models.Model):
     def __str__(self) -> str:
         return f"share link {self.token[:8]}… for {self.conversation_id}"
 
-    def get_absolute_url(self) -> str:
-        url = reverse("eventviewer:share", args=[self.token])
-        return url
-
     def save(self, *args, **kwargs) -> None:
         if not self.token:
             self.token = secrets.token_urlsafe(32)  # 256 random bits
         super().save(*args, **kwargs)
+
+    def get_absolute_url(self) -> str:
+        return reverse("eventviewer:share", args=[self.token])
 
     @property
     def is_revoked(self) -> bool:

@@ -86,7 +86,7 @@ def parse(event: RawEvent) -> Parsed:
 
 
 def _named(data: Any) -> str:
-    """"event <id>: " when the event's id can be read, for problem lines."""
+    """ "event <id>: " when the event's id can be read, for problem lines."""
     if isinstance(data, dict) and isinstance(data.get("id"), str) and data["id"]:
         return f"event {data['id'][:100]}: "
     return ""
@@ -299,13 +299,17 @@ def _sources_in(files: Files, label: str) -> list[ConversationSource]:
     return [_event_file_source(files, name, f"{label}/{name}" if name != label else label) for name in event_files]
 
 
-def _folder_source(files: Files, folder: str, event_names: list[str], label: str, has_state: bool) -> ConversationSource:
+def _folder_source(
+    files: Files, folder: str, event_names: list[str], label: str, has_state: bool
+) -> ConversationSource:
     prefix = f"{folder}/" if folder else ""
     where = f"{label}/{folder}" if folder else label
     source = ConversationSource(conversation_id="", where=where)
     base_name = prefix + "base_state.json"
     if has_state:
-        data, raw, error = _read_json(files, base_name, settings.EVENTVIEWER_MAX_FILE_BYTES, "EVENTVIEWER_MAX_FILE_BYTES")
+        data, raw, error = _read_json(
+            files, base_name, settings.EVENTVIEWER_MAX_FILE_BYTES, "EVENTVIEWER_MAX_FILE_BYTES"
+        )
         if error:
             source.problems.append(f"{where}/base_state.json: {error}")
         elif not isinstance(data, dict):
@@ -320,7 +324,8 @@ def _folder_source(files: Files, folder: str, event_names: list[str], label: str
         source.conversation_id = normalize_conversation_id(source.base_state["id"]) or ""
     if not source.conversation_id:
         source.problems.append(
-            f"{where}: cannot tell the conversation id (the folder name is not a 32-hex id and base_state.json has no id)"
+            f"{where}: cannot tell the conversation id "
+            "(the folder name is not a 32-hex id and base_state.json has no id)"
         )
 
     numbered: dict[int, str] = {}
@@ -344,10 +349,15 @@ def _folder_source(files: Files, folder: str, event_names: list[str], label: str
         expected_ids[seq] = match["event_id"]
     for expected, seq in enumerate(sorted(numbered)):
         if seq != expected:
-            source.problems.append(f"{where}/events: event-{expected:05d}-*.json is missing (the files jump to {seq:05d})")
+            source.problems.append(
+                f"{where}/events: event-{expected:05d}-*.json is missing (the files jump to {seq:05d})"
+            )
             break
 
-    items = [(seq, numbered[seq], f"{where}/events/{numbered[seq].rsplit('/', 1)[-1]}", expected_ids[seq]) for seq in sorted(numbered)]
+    items = [
+        (seq, numbered[seq], f"{where}/events/{numbered[seq].rsplit('/', 1)[-1]}", expected_ids[seq])
+        for seq in sorted(numbered)
+    ]
     cap = settings.EVENTVIEWER_MAX_EVENT_BYTES
     source._events = lambda: (_read_event(files, item, cap) for item in items)
     if isinstance(files, DirectoryFiles) and len(items) >= PARALLEL_FROM:
@@ -427,8 +437,13 @@ def _jsonl_events(files: Files, name: str, where: str) -> Iterator[RawEvent]:
                 yield RawEvent(seq, where, None, "", _too_big(total, file_cap, "EVENTVIEWER_MAX_FILE_BYTES"))
                 return
             if len(line.rstrip(b"\r\n")) > event_cap:
-                yield RawEvent(seq, line_where, None, "", "a line over the limit of "
-                               f"{event_cap:,} bytes (EVENTVIEWER_MAX_EVENT_BYTES)")
+                yield RawEvent(
+                    seq,
+                    line_where,
+                    None,
+                    "",
+                    f"a line over the limit of {event_cap:,} bytes (EVENTVIEWER_MAX_EVENT_BYTES)",
+                )
                 return
             if not line.strip():
                 continue

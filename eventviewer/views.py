@@ -491,9 +491,7 @@ def import_upload(request: HttpRequest) -> HttpResponse:
             else:
                 for result in results:
                     verb = "Imported" if result.created else "Updated"
-                    messages.success(
-                        request, f"{verb} {result.conversation} ({result.added} new events)."
-                    )
+                    messages.success(request, f"{verb} {result.conversation} ({result.added} new events).")
                 if len(results) == 1:
                     return redirect(results[0].conversation.get_absolute_url())
                 return redirect("eventviewer:conversation-list")

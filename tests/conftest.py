@@ -51,7 +51,9 @@ def copy_scenario(tmp_path) -> Callable[[str], Path]:
     return copy
 
 
-def write_folder(root: Path, events: list[dict], base_state: dict | None = None, conversation_id: str | None = None) -> Path:
+def write_folder(
+    root: Path, events: list[dict], base_state: dict | None = None, conversation_id: str | None = None
+) -> Path:
     """A conversation folder in the SDK's on-disk format, from event dicts."""
     conversation_id = conversation_id or uuid.uuid4().hex
     folder = root / conversation_id
@@ -66,7 +68,9 @@ def write_folder(root: Path, events: list[dict], base_state: dict | None = None,
 
 @pytest.fixture
 def folder(tmp_path) -> Callable[..., Path]:
-    return lambda events, base_state=None, conversation_id=None: write_folder(tmp_path, events, base_state, conversation_id)
+    return lambda events, base_state=None, conversation_id=None: write_folder(
+        tmp_path, events, base_state, conversation_id
+    )
 
 
 @pytest.fixture
@@ -96,18 +100,44 @@ def ev(event_id: str, kind: str, parent: str | None = None, **fields) -> dict:
     return event
 
 
-def action(event_id: str, parent: str | None, call: str, tool: str = "terminal", response: str = "r1", **fields) -> dict:
+def action(
+    event_id: str, parent: str | None, call: str, tool: str = "terminal", response: str = "r1", **fields
+) -> dict:
     fields.setdefault("action", {"kind": "TerminalAction", "command": "ls"})
     fields.setdefault("thought", [])
-    return ev(event_id, "ActionEvent", parent, tool_name=tool, tool_call_id=call, llm_response_id=response,
-              tool_call={"id": call, "name": tool, "arguments": "{}"}, **fields)
+    return ev(
+        event_id,
+        "ActionEvent",
+        parent,
+        tool_name=tool,
+        tool_call_id=call,
+        llm_response_id=response,
+        tool_call={"id": call, "name": tool, "arguments": "{}"},
+        **fields,
+    )
 
 
-def observation(event_id: str, parent: str | None, action_id: str, call: str, tool: str = "terminal", text: str = "ok", **fields) -> dict:
-    return ev(event_id, "ObservationEvent", parent, source="environment", action_id=action_id, tool_call_id=call,
-              tool_name=tool, observation={"kind": "TerminalObservation", "content": [{"type": "text", "text": text}]}, **fields)
+def observation(
+    event_id: str, parent: str | None, action_id: str, call: str, tool: str = "terminal", text: str = "ok", **fields
+) -> dict:
+    return ev(
+        event_id,
+        "ObservationEvent",
+        parent,
+        source="environment",
+        action_id=action_id,
+        tool_call_id=call,
+        tool_name=tool,
+        observation={"kind": "TerminalObservation", "content": [{"type": "text", "text": text}]},
+        **fields,
+    )
 
 
 def message(event_id: str, parent: str | None, text: str, role: str = "user") -> dict:
-    return ev(event_id, "MessageEvent", parent, source="user" if role == "user" else "agent",
-              llm_message={"role": role, "content": [{"type": "text", "text": text}]})
+    return ev(
+        event_id,
+        "MessageEvent",
+        parent,
+        source="user" if role == "user" else "agent",
+        llm_message={"role": role, "content": [{"type": "text", "text": text}]},
+    )

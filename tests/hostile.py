@@ -11,11 +11,11 @@ MARK = "window.__pwned=1"
 PAYLOADS = [
     f"<script>{MARK}</script>",
     f'"><img src=x onerror="{MARK}">',
-    f"<svg onload=\"{MARK}\"><script>{MARK}</script></svg>",
-    f"[click me](javascript:{MARK}) and <a href=\"javascript:{MARK}\">link</a>",
+    f'<svg onload="{MARK}"><script>{MARK}</script></svg>',
+    f'[click me](javascript:{MARK}) and <a href="javascript:{MARK}">link</a>',
     f"</text></a><script>{MARK}</script>",
     f']; n9 [label="pwn" URL="javascript:{MARK}"]; x -> y [',
-    f"<iframe srcdoc=\"<script>{MARK}</script>\"></iframe>",
+    f'<iframe srcdoc="<script>{MARK}</script>"></iframe>',
     "{{ request }} {% debug %}",
 ]
 HOSTILE_ID = f'ev-"><img src=x onerror="{MARK}">'
@@ -40,7 +40,19 @@ def hostile_events() -> list[dict]:
         if isinstance(value, str):
             if value in renamed:
                 return renamed[value]
-            if key in ("id", "parent_id", "action_id", "kind", "timestamp", "source", "type", "tool_call_id", "role", "llm_response_id", "cache_prompt"):
+            if key in (
+                "id",
+                "parent_id",
+                "action_id",
+                "kind",
+                "timestamp",
+                "source",
+                "type",
+                "tool_call_id",
+                "role",
+                "llm_response_id",
+                "cache_prompt",
+            ):
                 return value
             if key == "arguments":
                 return json.dumps({"command": _payload(next(counter))})

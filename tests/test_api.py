@@ -51,7 +51,10 @@ def test_messages_are_the_projection_in_order(api, imported):
 def test_each_leaf_gives_its_own_branch(api, imported):
     conversation = imported("branching-retries")
     leaves = [n["id"] for n in conversation.skeleton["nodes"] if n["leaf"]]
-    paths = [api.get(f"/api/conversations/{conversation.conversation_id}/path/", {"leaf": leaf}).json()["path"] for leaf in leaves]
+    paths = [
+        api.get(f"/api/conversations/{conversation.conversation_id}/path/", {"leaf": leaf}).json()["path"]
+        for leaf in leaves
+    ]
     assert [p[-1] for p in paths] == leaves
     assert len({tuple(p) for p in paths}) == 3
     assert all(p[:2] == paths[0][:2] for p in paths)

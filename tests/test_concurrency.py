@@ -39,11 +39,17 @@ def big_conversation(path: Path, turns: int) -> Path:
 
 def start_import(*paths: Path) -> subprocess.Popen:
     settings = connection.settings_dict
-    url = f"postgres://{settings['USER']}@{settings['HOST'] or '127.0.0.1'}:{settings['PORT'] or 5432}/{settings['NAME']}"
+    url = (
+        f"postgres://{settings['USER']}@{settings['HOST'] or '127.0.0.1'}:{settings['PORT'] or 5432}/{settings['NAME']}"
+    )
     env = {**os.environ, "DATABASE_URL": url}
     return subprocess.Popen(
         [sys.executable, "manage.py", "import_conversation", *map(str, paths)],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 

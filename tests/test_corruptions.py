@@ -196,8 +196,17 @@ def invalid_utf8(t: Target, k: int) -> Expect:
 
 def not_an_object(t: Target, k: int) -> Expect:
     path = pick(t.files, k)
-    value, name = pick([("[]", "an array"), ('"event"', "a string"), ("42", "a number"), ("null", "null"),
-                        ("true", "a boolean"), (f"[{path.read_text()}]", "an array")], k)
+    value, name = pick(
+        [
+            ("[]", "an array"),
+            ('"event"', "a string"),
+            ("42", "a number"),
+            ("null", "null"),
+            ("true", "a boolean"),
+            (f"[{path.read_text()}]", "an array"),
+        ],
+        k,
+    )
     path.write_text(value)
     return Expect(path.name, None, f"an event must be a JSON object, not {name}")
 

@@ -13,7 +13,11 @@ from django.core.exceptions import ImproperlyConfigured
 from eventviewer.settings import envbool, envint
 
 ROOT = Path(__file__).resolve().parent.parent
-PRODUCTION = {"DEBUG": "false", "SECRET_KEY": "x" * 60 + "-not-a-real-secret", "ALLOWED_HOSTS": "eventviewer.example.com"}
+PRODUCTION = {
+    "DEBUG": "false",
+    "SECRET_KEY": "x" * 60 + "-not-a-real-secret",
+    "ALLOWED_HOSTS": "eventviewer.example.com",
+}
 
 
 def manage(*args: str, **env: str) -> subprocess.CompletedProcess:

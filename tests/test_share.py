@@ -65,7 +65,8 @@ def test_head_must_name_an_event_of_this_conversation(user_client, branching):
 def test_a_logged_in_user_creates_a_share_link_for_a_branch_and_event(user_client, branching, other_leaf):
     focus = branching.events.get(seq=1).event_id
     response = user_client.post(
-        f"{branching.get_absolute_url()}share/", {"leaf": other_leaf, "focus": focus, "expires": "7d", "note": "look here"}
+        f"{branching.get_absolute_url()}share/",
+        {"leaf": other_leaf, "focus": focus, "expires": "7d", "note": "look here"},
     )
     assert response.status_code == 302
     share = ShareLink.objects.get()
@@ -133,7 +134,14 @@ def test_a_reviewer_reaches_nothing_else(reviewer, branching, imported, other_le
     other = imported("simple")
     share = share_for(branching)
     cid = branching.conversation_id
-    for url in ("/", "/import/", f"/c/{cid}/", f"/c/{other.conversation_id}/", "/api/conversations/", f"/api/conversations/{cid}/path/"):
+    for url in (
+        "/",
+        "/import/",
+        f"/c/{cid}/",
+        f"/c/{other.conversation_id}/",
+        "/api/conversations/",
+        f"/api/conversations/{cid}/path/",
+    ):
         response = reviewer.get(url)
         assert response.status_code in (302, 401), url
         if response.status_code == 302:
@@ -163,7 +171,11 @@ def test_a_reviewer_cannot_write_anything(reviewer, branching, other_leaf):
 )
 def test_revoked_and_expired_links_are_gone_and_leak_nothing(reviewer, branching, fields, status):
     share = share_for(branching, **fields)
-    for url in (share.get_absolute_url(), f"{share.get_absolute_url()}diagram.svg", f"{share.get_absolute_url()}events/{branching.head.event_id}/"):
+    for url in (
+        share.get_absolute_url(),
+        f"{share.get_absolute_url()}diagram.svg",
+        f"{share.get_absolute_url()}events/{branching.head.event_id}/",
+    ):
         response = reviewer.get(url)
         html = response.content.decode()
         assert response.status_code == status

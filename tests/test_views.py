@@ -146,7 +146,13 @@ def test_pending_actions_and_their_count_are_flagged(site, imported):
     conversation = imported("confirmation-pending")
     html = site.get(conversation.get_absolute_url()).content.decode()
     assert '<span class="badge pending">2 pending</span>' in html
-    assert html.count('<span class="badge pending" title="An executable action with no valid result on this branch">pending</span>') == 2
+    assert (
+        html.count(
+            '<span class="badge pending" title="An executable action with no valid result on this branch">'
+            "pending</span>"
+        )
+        == 2
+    )
 
 
 def test_a_batch_is_one_assistant_turn_with_its_calls(site, imported):
@@ -176,7 +182,9 @@ def test_condensation_summaries_are_shown(site, imported):
 
 def test_long_output_is_truncated_with_a_way_to_see_all(site, folder):
     long_text = "\n".join(f"line {i}" for i in range(500))
-    path = folder([message("m1", None, "go"), action("a1", "m1", "c1"), observation("o1", "a1", "a1", "c1", text=long_text)])
+    path = folder(
+        [message("m1", None, "go"), action("a1", "m1", "c1"), observation("o1", "a1", "a1", "c1", text=long_text)]
+    )
     from eventviewer.importer import import_paths
 
     (result,) = import_paths([(path, "t")])
@@ -217,7 +225,10 @@ def test_the_event_page_has_the_raw_json_and_a_way_back_to_its_branch(site, impo
     assert f"?leaf={conversation.head.event_id}&amp;at={on_head.event_id}#event-{on_head.event_id}" in html
     # Off HEAD's branch: shown on the most recent branch through it.
     off_head = conversation.events.get(seq=3)
-    latest = max((n for n in conversation.skeleton["nodes"] if n["leaf"] and n["id"] != conversation.head.event_id), key=lambda n: n["seq"])
+    latest = max(
+        (n for n in conversation.skeleton["nodes"] if n["leaf"] and n["id"] != conversation.head.event_id),
+        key=lambda n: n["seq"],
+    )
     html = site.get(f"{conversation.get_absolute_url()}events/{off_head.event_id}/").content.decode()
     assert f"?leaf={latest['id']}&amp;at={off_head.event_id}" in html
 
@@ -226,9 +237,14 @@ def test_the_standalone_svg_parses_and_links_every_leaf(site, imported):
     conversation = imported("branching-retries")
     response = site.get(f"{conversation.get_absolute_url()}diagram.svg")
     assert response["Content-Type"].startswith("image/svg+xml")
-    assert "script-src" not in response["Content-Security-Policy"] and "default-src 'none'" in response["Content-Security-Policy"]
+    assert (
+        "script-src" not in response["Content-Security-Policy"]
+        and "default-src 'none'" in response["Content-Security-Policy"]
+    )
     root = ElementTree.fromstring(response.content)
-    hrefs = {a.get("href") or a.get("{http://www.w3.org/1999/xlink}href") for a in root.iter("{http://www.w3.org/2000/svg}a")}
+    hrefs = {
+        a.get("href") or a.get("{http://www.w3.org/1999/xlink}href") for a in root.iter("{http://www.w3.org/2000/svg}a")
+    }
     for node in conversation.skeleton["nodes"]:
         if node["leaf"]:
             assert f"{conversation.get_absolute_url()}?leaf={node['id']}" in hrefs

@@ -75,9 +75,14 @@ def pair(path: Sequence[EventLike], elsewhere: Container[str] = frozenset()) -> 
             action = by_call.get(event.tool_call_id)
             if action is None:
                 if event.tool_call_id in later_calls:
-                    reason = Mismatch("before_action", f"comes before the action that made tool call {event.tool_call_id}")
+                    reason = Mismatch(
+                        "before_action", f"comes before the action that made tool call {event.tool_call_id}"
+                    )
                 else:
-                    reason = Mismatch("unknown_tool_call", f"answers tool call {event.tool_call_id}, which no action on this branch made")
+                    reason = Mismatch(
+                        "unknown_tool_call",
+                        f"answers tool call {event.tool_call_id}, which no action on this branch made",
+                    )
                 result.mismatched[event.event_id] = reason
             elif event.tool_name and action.tool_name and event.tool_name != action.tool_name:
                 result.mismatched[event.event_id] = Mismatch(

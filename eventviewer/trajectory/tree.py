@@ -60,7 +60,13 @@ class Tree:
         if leaf_event_id is not None:
             if leaf_event_id not in self.parent:
                 raise TreeError(
-                    [Problem("base_state.json", None, f"HEAD (leaf_event_id) names event {leaf_event_id}, which does not exist")]
+                    [
+                        Problem(
+                            "base_state.json",
+                            None,
+                            f"HEAD (leaf_event_id) names event {leaf_event_id}, which does not exist",
+                        )
+                    ]
                 )
             return leaf_event_id
         if head_is_empty:

@@ -4,8 +4,16 @@ from .sdk import Ev
 
 
 def act(event_id, call, response="r1", tool="terminal", executable=True, text=False):
-    return Ev(event_id, "ActionEvent", source="agent", tool_name=tool, tool_call_id=call,
-              llm_response_id=response, executable=executable, carries_text=text)
+    return Ev(
+        event_id,
+        "ActionEvent",
+        source="agent",
+        tool_name=tool,
+        tool_call_id=call,
+        llm_response_id=response,
+        executable=executable,
+        carries_text=text,
+    )
 
 
 def obs(event_id, action_id, call, tool="terminal", kind="ObservationEvent"):

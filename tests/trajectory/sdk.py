@@ -63,19 +63,36 @@ class Loaded:
 def event_from(data: dict, seq: int = 0) -> Ev:
     light = describe(data)
     return Ev(
-        event_id=light.event_id, kind=light.kind, source=light.source, role=light.role,
-        tool_name=light.tool_name, tool_call_id=light.tool_call_id, action_id=light.action_id,
-        llm_response_id=light.llm_response_id, executable=light.executable, carries_text=light.carries_text,
-        parent_ref=light.parent_ref, payload_kind=light.payload_kind, is_error=light.is_error,
-        summary=light.summary, timestamp=light.timestamp, seq=seq,
+        event_id=light.event_id,
+        kind=light.kind,
+        source=light.source,
+        role=light.role,
+        tool_name=light.tool_name,
+        tool_call_id=light.tool_call_id,
+        action_id=light.action_id,
+        llm_response_id=light.llm_response_id,
+        executable=light.executable,
+        carries_text=light.carries_text,
+        parent_ref=light.parent_ref,
+        payload_kind=light.payload_kind,
+        is_error=light.is_error,
+        summary=light.summary,
+        timestamp=light.timestamp,
+        seq=seq,
     )
 
 
 def nodes(events, tree: Tree) -> list[Node]:
     return [
         Node(
-            e.event_id, tree.parent[e.event_id], e.seq, tree.depth[e.event_id], e.kind,
-            kinds.outcome(e.kind, e.payload_kind, e.is_error, e.executable, e.source), e.timestamp, e.summary,
+            e.event_id,
+            tree.parent[e.event_id],
+            e.seq,
+            tree.depth[e.event_id],
+            e.kind,
+            kinds.outcome(e.kind, e.payload_kind, e.is_error, e.executable, e.source),
+            e.timestamp,
+            e.summary,
         )
         for e in events
         if e.event_id in tree.parent

@@ -34,7 +34,12 @@ def test_a_rejection_answers_its_action():
         ([obs("o", "a9", "c1")], {"a9"}, "other_branch", "on another branch"),
         ([obs("o", "a1", "c1"), act("a1", "c1")], set(), "before_action", "comes before its action a1"),
         ([act("a1", "c1"), obs("o", "a1", "c2")], set(), "tool_call_id", "'c2' does not match the action's 'c1'"),
-        ([act("a1", "c1"), obs("o", "a1", "c1", tool="file_editor")], set(), "tool_name", "'file_editor' does not match"),
+        (
+            [act("a1", "c1"), obs("o", "a1", "c1", tool="file_editor")],
+            set(),
+            "tool_name",
+            "'file_editor' does not match",
+        ),
         ([act("a1", "c1"), obs("o1", "a1", "c1"), obs("o", "a1", "c1")], set(), "duplicate", "already answered by o1"),
         ([msg("m"), obs("o", "m", "c1")], set(), "unknown_action", "is a MessageEvent, not an action"),
         ([obs("o", "", "c1")], set(), "no_action_id", "names no action"),
@@ -59,7 +64,13 @@ def test_a_mismatched_result_does_not_answer_its_action():
 
 
 def test_a_result_is_never_both_valid_and_mismatched():
-    path = [act("a1", "c1"), obs("o1", "a1", "c1"), obs("o2", "a1", "c1"), obs("o3", "a1", "zz"), other("x", "PauseEvent")]
+    path = [
+        act("a1", "c1"),
+        obs("o1", "a1", "c1"),
+        obs("o2", "a1", "c1"),
+        obs("o3", "a1", "zz"),
+        other("x", "PauseEvent"),
+    ]
     result = pair(path)
     assert not set(result.answers) & set(result.mismatched)
 

@@ -14,7 +14,13 @@ def test_consecutive_actions_of_one_response_are_one_turn_with_k_calls():
 
 
 def test_events_the_model_never_sees_do_not_break_a_batch():
-    path = [act("a1", "c1"), other("p", "PauseEvent"), other("h", "HookExecutionEvent"), other("cr", "CondensationRequest"), act("a2", "c2")]
+    path = [
+        act("a1", "c1"),
+        other("p", "PauseEvent"),
+        other("h", "HookExecutionEvent"),
+        other("cr", "CondensationRequest"),
+        act("a2", "c2"),
+    ]
     turns = project(path)
     assert shape(turns) == [("assistant", ["a1", "a2"]), (None, ["p"]), (None, ["h"]), (None, ["cr"])]
     assert [t.visible for t in turns] == [True, False, False, False]
@@ -46,4 +52,9 @@ def test_a_later_action_with_its_own_text_is_kept_and_flagged():
 
 def test_roles_follow_the_sdk():
     turns = project([other("s", "SystemPromptEvent"), msg("u"), msg("m", role="assistant"), other("x", "Condensation")])
-    assert [(t.role, t.visible) for t in turns] == [("system", True), ("user", True), ("assistant", True), (None, False)]
+    assert [(t.role, t.visible) for t in turns] == [
+        ("system", True),
+        ("user", True),
+        ("assistant", True),
+        (None, False),
+    ]

@@ -32,8 +32,14 @@ TREE_KINDS = [
     kinds.SYSTEM_PROMPT,
     kinds.AGENT_ERROR,
 ]
-INVISIBLE = ["PauseEvent", kinds.CONDENSATION, kinds.CONDENSATION_REQUEST, kinds.STATE_UPDATE,
-             kinds.CONVERSATION_ERROR, "HookExecutionEvent"]
+INVISIBLE = [
+    "PauseEvent",
+    kinds.CONDENSATION,
+    kinds.CONDENSATION_REQUEST,
+    kinds.STATE_UPDATE,
+    kinds.CONVERSATION_ERROR,
+    "HookExecutionEvent",
+]
 VISIBLE = sorted(kinds.LLM_VISIBLE - {kinds.ACTION})
 
 
@@ -322,8 +328,15 @@ def model_paths(draw) -> list[Ev]:
     path = []
     for i, what in enumerate(draw(st.lists(st.sampled_from(["action"] * 3 + ["visible", "invisible"]), max_size=30))):
         if what == "action":
-            path.append(act(f"p{i}", f"call{i}", response=draw(st.sampled_from(["r1", "r2", "r3", ""])),
-                            executable=draw(st.booleans()), text=draw(st.booleans())))
+            path.append(
+                act(
+                    f"p{i}",
+                    f"call{i}",
+                    response=draw(st.sampled_from(["r1", "r2", "r3", ""])),
+                    executable=draw(st.booleans()),
+                    text=draw(st.booleans()),
+                )
+            )
         else:
             kind = draw(st.sampled_from(VISIBLE if what == "visible" else INVISIBLE))
             path.append(Ev(f"p{i}", kind, source="agent", role=draw(st.sampled_from(["", "user", "assistant"]))))
@@ -463,8 +476,14 @@ def test_an_observation_answers_exactly_when_the_brute_force_rule_says_so(args):
     for i, e in enumerate(path):
         earlier = path[:i]
         if e.kind in kinds.ACTION_RESULTS:
-            fits = [a for a in earlier if a.kind == kinds.ACTION and a.event_id == e.action_id
-                    and a.tool_call_id == e.tool_call_id and a.tool_name == e.tool_name]
+            fits = [
+                a
+                for a in earlier
+                if a.kind == kinds.ACTION
+                and a.event_id == e.action_id
+                and a.tool_call_id == e.tool_call_id
+                and a.tool_name == e.tool_name
+            ]
         elif e.kind == kinds.AGENT_ERROR and e.tool_call_id:
             makers = [a for a in earlier if a.kind == kinds.ACTION and a.tool_call_id == e.tool_call_id]
             fits = [a for a in makers[-1:] if not (e.tool_name and a.tool_name and e.tool_name != a.tool_name)]

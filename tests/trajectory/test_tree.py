@@ -14,7 +14,12 @@ def problems(*rows):
 
 
 def test_explicit_parents_make_sibling_branches():
-    tree = tree_of(("root", "MessageEvent", None), ("a", "ActionEvent", "root"), ("old", "ObservationEvent", "a"), ("new", "ObservationEvent", "a"))
+    tree = tree_of(
+        ("root", "MessageEvent", None),
+        ("a", "ActionEvent", "root"),
+        ("old", "ObservationEvent", "a"),
+        ("new", "ObservationEvent", "a"),
+    )
     assert tree.path("new") == ["root", "a", "new"]
     assert tree.path("old") == ["root", "a", "old"]
 
@@ -26,13 +31,20 @@ def test_a_null_parent_on_a_later_event_follows_the_previous_one():
 
 
 def test_root_marker_starts_a_new_root():
-    tree = tree_of(("s", "SystemPromptEvent", None), ("m", "MessageEvent", "s"), ("r2", "MessageEvent", "__root__"), ("x", "ActionEvent", None))
+    tree = tree_of(
+        ("s", "SystemPromptEvent", None),
+        ("m", "MessageEvent", "s"),
+        ("r2", "MessageEvent", "__root__"),
+        ("x", "ActionEvent", None),
+    )
     assert tree.path("x") == ["r2", "x"]
     assert tree.parent["r2"] is None
 
 
 def test_state_updates_are_not_tree_nodes_and_legacy_parents_skip_them():
-    tree = tree_of(("s", "SystemPromptEvent", None), ("u", "ConversationStateUpdateEvent", None), ("m", "MessageEvent", None))
+    tree = tree_of(
+        ("s", "SystemPromptEvent", None), ("u", "ConversationStateUpdateEvent", None), ("m", "MessageEvent", None)
+    )
     assert "u" not in tree.parent
     assert tree.path("m") == ["s", "m"]
 
@@ -64,7 +76,12 @@ def test_it_reports_a_missing_parent_with_file_and_event():
 
 
 def test_it_reports_each_cycle_once():
-    lines = problems(("s", "SystemPromptEvent", None), ("a", "ActionEvent", "b"), ("b", "ActionEvent", "a"), ("c", "ActionEvent", "b"))
+    lines = problems(
+        ("s", "SystemPromptEvent", None),
+        ("a", "ActionEvent", "b"),
+        ("b", "ActionEvent", "a"),
+        ("c", "ActionEvent", "b"),
+    )
     assert len(lines) == 1
     assert "cycle" in lines[0] and "event a" in lines[0]
 
@@ -82,7 +99,9 @@ def test_it_reports_duplicates_and_the_reserved_root_id():
 
 
 def test_a_parent_that_is_a_state_update_is_refused():
-    lines = problems(("s", "SystemPromptEvent", None), ("u", "ConversationStateUpdateEvent", None), ("m", "MessageEvent", "u"))
+    lines = problems(
+        ("s", "SystemPromptEvent", None), ("u", "ConversationStateUpdateEvent", None), ("m", "MessageEvent", "u")
+    )
     assert "not part of the tree" in lines[0]
 
 

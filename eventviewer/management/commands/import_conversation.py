@@ -24,7 +24,8 @@ class Command(BaseCommand):
         except ImportFailed as e:
             for line in str(e).splitlines():
                 self.stderr.write(line)
-            raise CommandError(f"nothing was imported ({len(e.problems)} problem{'s' if len(e.problems) != 1 else ''})")
+            count = len(e.problems)
+            raise CommandError(f"nothing was imported ({count} problem{'s' if count != 1 else ''})") from None
         for result in results:
             conversation = result.conversation
             verb = "imported" if result.created else ("updated" if result.added else "unchanged")
