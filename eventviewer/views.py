@@ -209,13 +209,16 @@ def _problems(reading: Reading, start: int, end: int, limit: int = 200) -> list[
     return result
 
 
-def _diagram(scope: Scope, reading: Reading | None) -> SafeString:
+def _diagram(scope: Scope, leaf: Event | None, reading: Reading | None = None) -> SafeString:
+    """The branch diagram with ``leaf``'s branch selected. Events never change, so a
+    diagram stays valid until the next import or HEAD change (``updated_at``)."""
     conversation = scope.conversation
-    path = reading.path if reading else []
-    leaf = path[-1].pk if path else 0
-    key = f"diagram:{conversation.pk}:{conversation.updated_at.timestamp()}:{leaf}:{scope.base}"
+    key = f"diagram:{conversation.pk}:{conversation.updated_at.timestamp()}:{leaf.pk if leaf else 0}:{scope.base}"
     svg = cache.get(key)
     if svg is None:
+        if reading is None and leaf is not None:
+            reading = conversation.read_path(leaf)
+        path = reading.path if reading else []
         problems = {}
         if reading:
             problems = {eid: "pending" for eid in reading.pairing.pending}
@@ -260,7 +263,7 @@ def _conversation_page(request: HttpRequest, scope: Scope, params: dict) -> Http
             partial = "earlier" if params["before"] else "later"
             return render(request, f"conversations/detail.html#{partial}", context)
         context["problems"] = _problems(reading, start, end)
-    context["diagram"] = _diagram(scope, reading)
+    context["diagram"] = _diagram(scope, leaf, reading)
     context["branches"], context["branch_total"] = _branches(conversation)
     if not scope.read_only and request.user.is_authenticated:
         context["share_links"] = conversation.share_links.all()[:50]
@@ -366,8 +369,7 @@ def _diagram_response(scope: Scope, request: HttpRequest) -> HttpResponse:
     leaf = _get_event(conversation, params["leaf"]) if params["leaf"] else conversation.head
     if leaf is not None and not leaf.is_tree_node:
         raise BadRequest(f"Event {leaf.event_id!r} is a {leaf.kind}, which is not on any branch.")
-    reading = conversation.read_path(leaf) if leaf else None
-    svg = '<?xml version="1.0" encoding="UTF-8"?>\n' + str(_diagram(scope, reading))
+    svg = '<?xml version="1.0" encoding="UTF-8"?>\n' + str(_diagram(scope, leaf))
     response = HttpResponse(svg, content_type="image/svg+xml; charset=utf-8")
     response["Content-Security-Policy"] = SVG_CSP
     response["Content-Disposition"] = f'inline; filename="{conversation.conversation_id}.svg"'

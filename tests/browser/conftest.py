@@ -166,7 +166,7 @@ def page(new_context):
 
 @pytest.fixture
 def demo(transactional_db, live_server, settings) -> dict[str, Conversation]:
-    """The 8 demo conversations, by scenario folder name; reading needs no login."""
+    """The demo conversations, by scenario folder name; reading needs no login."""
     settings.EVENTVIEWER_REQUIRE_LOGIN = False
     cache.clear()  # diagrams are cached by conversation pk, which a flushed database reuses
     import_paths([(DEMO, "demo")])

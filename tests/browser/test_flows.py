@@ -40,10 +40,10 @@ def assert_showing_branch(page, leaf: str) -> None:
 def test_the_list_shows_every_demo_conversation(page, demo):
     page.goto("/")
     rows = page.locator("#conversation-table tbody tr")
-    expect(rows).to_have_count(8)
+    expect(rows).to_have_count(len(demo))
     for conversation in demo.values():
         expect(rows.get_by_role("link", name=conversation.title, exact=True)).to_be_visible()
-    expect(page.locator(".pager")).to_contain_text("8 of 8 conversations")
+    expect(page.locator(".pager")).to_contain_text(f"{len(demo)} of {len(demo)} conversations")
 
 
 def test_typing_in_the_search_box_narrows_the_list_in_place(page, demo):
@@ -370,3 +370,14 @@ def test_every_page_of_every_demo_conversation_runs_cleanly_under_the_csp(page, 
         page.locator("#turns [data-event] a[title^='Event page']").last.click()
         expect(page.get_by_role("heading", name="Raw JSON")).to_be_visible()
         assert page.goto(f"{conversation.get_absolute_url()}diagram.svg").ok
+
+
+def test_the_problems_demo_shows_each_kind_of_problem(page, demo):
+    conversation = demo["problems"]
+    page.goto(conversation.get_absolute_url())
+    expect(page.locator(".problem-line > .badge.pending")).to_have_text("2 pending")
+    expect(page.locator(".problem-line > .badge.mismatched")).to_have_text("3 mismatched")
+    reasons = page.locator(".event-head .reason")
+    expect(reasons.filter(has_text="does not match the action's 'call_demo_02'")).to_have_count(1)
+    expect(reasons.filter(has_text="second result for action")).to_have_count(1)
+    expect(reasons.filter(has_text="which is on another branch")).to_have_count(1)

@@ -37,7 +37,7 @@ def shot(new_context):
 def test_list_screenshot(shot, demo):
     page, save = shot
     page.goto("/")
-    expect(page.locator("#conversation-table tbody tr")).to_have_count(8)
+    expect(page.locator("#conversation-table tbody tr")).to_have_count(len(demo))
     save("list.png")
 
 
