@@ -14,7 +14,7 @@ APT_PACKAGES_TEST := graphviz chromium fonts-dejavu-core
 
 run: install system-run
 	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py import_conversation demo
+	$(BIN)/python manage.py import_conversation demo --base-url http://127.0.0.1:$(PORT)
 	@echo ""
 	@echo "  eventviewer is running at http://127.0.0.1:$(PORT)/   (Ctrl-C to stop)"
 	@echo ""
@@ -46,7 +46,7 @@ postgres:
 
 demo: install
 	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py import_conversation demo
+	$(BIN)/python manage.py import_conversation demo --base-url http://127.0.0.1:$(PORT)
 
 screenshots: install system-test
 	$(BIN)/python -m pytest tests/browser/test_screenshots.py --screenshots
