@@ -37,6 +37,9 @@ class EventAdmin(admin.ModelAdmin):
     def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
         return False  # events never change once imported
 
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False  # nor go away, but with their whole conversation
+
 
 @admin.register(ShareLink)
 class ShareLinkAdmin(admin.ModelAdmin):

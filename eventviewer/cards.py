@@ -17,6 +17,7 @@ from eventviewer.trajectory import kinds
 
 PREVIEW_LINES = 40
 PREVIEW_CHARS = 4000
+TEXT_CHARS = 20_000  # messages and thoughts longer than this are cut on the conversation page
 
 
 @dataclass
@@ -48,6 +49,7 @@ class Card:
     tools: list[tuple[str, str]] = field(default_factory=list)  # system prompt: (name, description)
     forgotten: int = 0
     extra_json: str = ""  # events of a kind we do not know: their JSON, pretty-printed
+    cut: bool = False  # text or arguments were cut here; the event page shows them whole
 
 
 def output(text: str, full: bool = False) -> Output:
@@ -73,6 +75,12 @@ def build(data: dict[str, Any], full: bool = False) -> Card:
     builder = _BUILDERS.get(kind, _unknown)
     card = builder(data, full)
     card.kind = kind
+    if not full:
+        if len(card.text) > TEXT_CHARS:
+            card.text, card.cut = card.text[:TEXT_CHARS] + " …", True
+        arguments = output(card.arguments)
+        if arguments.truncated:
+            card.arguments, card.cut = arguments.preview + "\n…", True
     return card
 
 

@@ -142,7 +142,10 @@ def _import(source: ConversationSource) -> Imported:
     writer.fix_forward_references(tree)
 
     state = source.base_state or {}
-    conversation.head_id = writer.pk_of[head] if head is not None else None
+    if created or writer.added or _leaf_hint(state) != _leaf_hint(_stored_state(conversation)):
+        # The conversation moved on: follow its HEAD. Otherwise a HEAD picked in
+        # eventviewer ("Make this the default branch") stays.
+        conversation.head_id = writer.pk_of[head] if head is not None else None
     conversation.execution_status = _status(state, writer.last_status, conversation.execution_status)
     conversation.title = conversation.title or writer.title
     added = writer.added
@@ -154,8 +157,8 @@ def _import(source: ConversationSource) -> Imported:
     del writer, tree  # the nodes are all the figures need
     agent = state.get("agent") if isinstance(state.get("agent"), dict) else {}
     llm = agent.get("llm") if isinstance(agent.get("llm"), dict) else {}
-    conversation.agent_kind = str(agent.get("kind") or conversation.agent_kind)[:100]
-    conversation.model = str(llm.get("model") or conversation.model)[:200]
+    conversation.agent_kind = _clean(agent.get("kind") or conversation.agent_kind, 100)
+    conversation.model = _clean(llm.get("model") or conversation.model, 200)
     conversation.base_state = source.base_state_raw or conversation.base_state
     conversation.source = source.where[:1000]
     if not created and added:
@@ -320,17 +323,19 @@ class _Writer:
         self.payloads = []
 
     def settle(self) -> None:
-        """Wait until the writer thread is done with the connection."""
-        if self.in_flight is not None:
-            self.in_flight.result()
-            self.in_flight = None
+        """Wait until the writer thread is done with the connection (and raise what it raised)."""
+        in_flight, self.in_flight = self.in_flight, None
+        if in_flight is not None:
+            in_flight.result()
 
     def close(self) -> None:
-        self.settle()
-        if self.inserter is not None:
-            self.inserter.shutdown()
-            self.db.dec_thread_sharing()
-            self.inserter = None
+        try:
+            self.settle()
+        finally:
+            if self.inserter is not None:
+                self.inserter.shutdown()
+                self.db.dec_thread_sharing()
+                self.inserter = None
 
     def _next_id(self) -> int:
         for pk in self.ids:
@@ -395,6 +400,18 @@ _INSERT = _insert_sql()
 _INSERT_PAYLOAD = f"INSERT INTO {EventPayload._meta.db_table} (event_id, raw) VALUES (%s, %s)"
 
 
+def _leaf_hint(state: dict[str, Any]) -> Any:
+    return state.get("leaf_event_id"), state.get("head_is_empty")
+
+
+def _stored_state(conversation: Conversation) -> dict[str, Any]:
+    try:
+        state = orjson.loads(conversation.base_state) if conversation.base_state else {}
+    except orjson.JSONDecodeError:
+        return {}
+    return state if isinstance(state, dict) else {}
+
+
 def _head_hints(state: dict[str, Any] | None) -> tuple[str | None, bool]:
     if not state:
         return None, False
@@ -404,8 +421,13 @@ def _head_hints(state: dict[str, Any] | None) -> tuple[str | None, bool]:
 def _status(state: dict[str, Any], from_events: str, before: str) -> str:
     status = state.get("execution_status")
     if isinstance(status, str) and status:
-        return status[:40]
+        return _clean(status, 40)
     return from_events or before
+
+
+def _clean(value: Any, limit: int) -> str:
+    """A short text from base_state.json for a column: PostgreSQL refuses NUL characters."""
+    return str(value).replace("\x00", "")[:limit]
 
 
 def _locate(problem: Problem, source: ConversationSource) -> str:

@@ -113,10 +113,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Per-process, for drawn branch diagrams (up to a few hundred KB each): the bound
+# keeps a visitor walking every event's ?leaf= from filling a worker's memory.
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
-        "OPTIONS": {"MAX_ENTRIES": envint("EVENTVIEWER_CACHE_ENTRIES", "20000")},
+        "OPTIONS": {"MAX_ENTRIES": envint("EVENTVIEWER_CACHE_ENTRIES", "200")},
     }
 }
 

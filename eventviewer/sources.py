@@ -15,6 +15,7 @@ import re
 import stat
 import uuid
 import zipfile
+import zlib
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -81,7 +82,7 @@ def parse(event: RawEvent) -> Parsed:
     if light.kind == kinds.MESSAGE and light.source == "user":
         title = title_of(data)
     elif light.kind == kinds.STATE_UPDATE and data.get("key") == "execution_status":
-        status = str(data.get("value") or "")[:40]
+        status = str(data.get("value") or "").replace("\x00", "")[:40]
     return Parsed(event.seq, event.where, light, "", event.raw, digest, title, status)
 
 
@@ -257,7 +258,8 @@ def find_conversations(path: Path, label: str | None = None) -> list[Conversatio
         _check_size(path.stat().st_size, label, settings.EVENTVIEWER_MAX_FILE_BYTES, "EVENTVIEWER_MAX_FILE_BYTES")
         files = ZipFiles(path, label)
     elif path.suffix.lower() in (".json", ".jsonl"):
-        return [_event_file_source(_SingleFile(path, label), path.name, label)]
+        # The label's name, not the path's: an upload is saved under a temporary name.
+        return [_event_file_source(_SingleFile(path, label), PurePosixPath(label).name, label)]
     else:
         raise SourceError(f"{label}: expected a conversation folder, a .zip, a .json or a .jsonl file")
     return _sources_in(files, label)
@@ -428,6 +430,13 @@ def _jsonl_events(files: Files, name: str, where: str) -> Iterator[RawEvent]:
     if size > file_cap:
         yield RawEvent(0, where, None, "", _too_big(size, file_cap, "EVENTVIEWER_MAX_FILE_BYTES"))
         return
+    try:
+        yield from _jsonl_lines(files, name, where, file_cap, event_cap)
+    except UNREADABLE as e:
+        yield RawEvent(0, where, None, "", f"cannot be read ({e})")
+
+
+def _jsonl_lines(files: Files, name: str, where: str, file_cap: int, event_cap: int) -> Iterator[RawEvent]:
     seq = total = 0
     with files.open(name) as f:
         for number, line in enumerate(iter(lambda: f.readline(event_cap + 2), b""), start=1):
@@ -463,11 +472,19 @@ def _json_array_events(files: Files, name: str, where: str) -> list[RawEvent]:
     return [RawEvent(seq, f"{where}[{seq}]", item, orjson.dumps(item).decode()) for seq, item in enumerate(data)]
 
 
+# What reading a file on disk or in a zip can raise: a vanished or unreadable file, a
+# corrupt, truncated or encrypted zip member.
+UNREADABLE = (OSError, EOFError, zipfile.BadZipFile, zlib.error, RuntimeError, NotImplementedError)
+
+
 def _read_json(files: Files, name: str, cap: int, setting: str) -> tuple[Any, str, str]:
-    size = files.size(name)
-    if size > cap:
-        return None, "", _too_big(size, cap, setting)
-    content = read_capped(files, name, cap)
+    try:
+        size = files.size(name)
+        if size > cap:
+            return None, "", _too_big(size, cap, setting)
+        content = read_capped(files, name, cap)
+    except UNREADABLE as e:
+        return None, "", f"cannot be read ({e})"
     if len(content) > cap:
         return None, "", _too_big(len(content), cap, setting)
     return _parse(content)

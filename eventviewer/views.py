@@ -12,6 +12,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
 from django.core.exceptions import BadRequest
 from django.core.paginator import Paginator
+from django.db import transaction
 from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -196,17 +197,20 @@ def _rows(reading: Reading, start: int, end: int) -> list[Row]:
     return rows
 
 
-def _problems(reading: Reading, start: int, end: int, limit: int = 200) -> list[tuple[str, Mismatch | None, str]]:
-    """Problems in path order, each with where it lies from the loaded turns:
-    before, in or after them (keyboard n/p follows these past the window)."""
+def _problems(reading: Reading, start: int, end: int, reach: int = 100) -> list[tuple[str, Mismatch | None, str]]:
+    """The problems in and around the loaded turns, in path order, each with where it
+    lies from them (before, in, after): keyboard n/p follows these past the window.
+    Further ones are left out; moving the window brings them in."""
     wanted = set(reading.problem_ids)
     turn_of = {eid: i for i, turn in enumerate(reading.turns) for eid in turn.event_ids if eid in wanted}
-    result = []
-    for eid in reading.problem_ids[:limit]:
-        index = turn_of[eid]
-        where = "before" if index < start else ("after" if index >= end else "in")
-        result.append((eid, reading.pairing.mismatched.get(eid), where))
-    return result
+    placed = [
+        (eid, "before" if turn_of[eid] < start else ("after" if turn_of[eid] >= end else "in"))
+        for eid in reading.problem_ids
+    ]
+    before = [p for p in placed if p[1] == "before"][-reach:]
+    after = [p for p in placed if p[1] == "after"][:reach]
+    near = before + [p for p in placed if p[1] == "in"] + after
+    return [(eid, reading.pairing.mismatched.get(eid), where) for eid, where in near]
 
 
 def _diagram(scope: Scope, leaf: Event | None, reading: Reading | None = None) -> SafeString:
@@ -391,8 +395,11 @@ def set_head(request: HttpRequest, conversation_id: str) -> HttpResponse:
     event = _get_event(conversation, form.cleaned_data["leaf"])
     if not event.is_tree_node:
         raise BadRequest(f"Event {event.event_id!r} is a {event.kind}, which is not on any branch.")
-    conversation.head = event
-    conversation.refresh_figures()
+    with transaction.atomic():
+        # An import of this conversation holds this lock: wait for it, then start from its result.
+        conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
+        conversation.head = event
+        conversation.refresh_figures()
     messages.success(request, "This branch is now the conversation's default (HEAD).")
     return redirect(conversation.get_absolute_url())
 
@@ -404,10 +411,13 @@ def share_create(request: HttpRequest, conversation_id: str) -> HttpResponse:
     form = ShareForm(request.POST)
     if not form.is_valid():
         raise BadRequest("Bad request: " + "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
-    leaf, focus = form.cleaned_data["leaf"], form.cleaned_data["focus"]
-    for event_id in (leaf, focus):
-        if event_id:
-            _get_event(conversation, event_id)
+    leaf_event = _get_event(conversation, form.cleaned_data["leaf"]) if form.cleaned_data["leaf"] else conversation.head
+    if leaf_event is None or not leaf_event.is_tree_node:
+        raise BadRequest("Pick a branch to share: this conversation has no HEAD.")
+    leaf, focus = leaf_event.event_id, form.cleaned_data["focus"]
+    if focus and focus not in {e.event_id for e in Event.objects.path_to(leaf_event)}:
+        _get_event(conversation, focus)  # 404 for an event that does not exist at all
+        raise BadRequest(f"Event {focus!r} is not on the shared branch; focus on one of its events.")
     share = ShareLink.objects.create(
         conversation=conversation,
         leaf_event_id=leaf,

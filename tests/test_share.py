@@ -199,3 +199,38 @@ def test_deleting_a_conversation_removes_its_events_and_links(branching):
     from eventviewer.models import Event
 
     assert not Event.objects.exists()
+
+
+def test_a_focus_off_the_shared_branch_is_refused(user_client, branching, other_leaf):
+    off_branch = branching.head.event_id  # HEAD's leaf is not on the other branch
+    response = user_client.post(f"{branching.get_absolute_url()}share/", {"leaf": other_leaf, "focus": off_branch})
+    assert response.status_code == 400 and "is not on the shared branch" in response.content.decode()
+    assert not ShareLink.objects.exists()
+
+
+def test_a_share_of_the_head_branch_pins_that_branch(user_client, branching):
+    user_client.post(f"{branching.get_absolute_url()}share/", {"leaf": ""})
+    assert ShareLink.objects.get().leaf_event_id == branching.head.event_id
+
+
+def test_a_reviewer_can_go_to_the_conversations_head(reviewer, branching, other_leaf):
+    share = share_for(branching, leaf_event_id=other_leaf)
+    html = reviewer.get(share.get_absolute_url()).content.decode()
+    assert f'href="{share.get_absolute_url()}?leaf={branching.head.event_id}"' in html
+
+
+def test_importing_again_keeps_a_head_chosen_here(user_client, branching, other_leaf):
+    from eventviewer.importer import import_paths
+
+    from .conftest import fixture_folder
+
+    user_client.post(f"{branching.get_absolute_url()}head/", {"leaf": other_leaf})
+    import_paths([(fixture_folder("branching-retries"), "again")])
+    branching.refresh_from_db()
+    assert branching.head.event_id == other_leaf
+
+
+def test_the_admin_cannot_delete_single_events(admin_client, branching):
+    event = branching.events.first()
+    assert admin_client.post(f"/admin/eventviewer/event/{event.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert branching.events.filter(pk=event.pk).exists()

@@ -329,3 +329,45 @@ def test_absurdly_nested_tool_arguments_still_render(site, folder):
     (result,) = import_paths([(path, "t")])
     response = site.get(result.conversation.get_absolute_url())
     assert response.status_code == 200 and "[[[[" in response.content.decode()
+
+
+def test_huge_arguments_and_messages_are_cut_on_the_page_and_whole_on_the_event_page(site, folder):
+    from eventviewer.importer import import_paths
+
+    call = action("a1", "m1", "c1")
+    call["tool_call"]["arguments"] = json.dumps({"file_text": "\n".join(f"row {i}" for i in range(5000))})
+    path = folder([message("m1", None, "word " * 10_000), call])
+    (result,) = import_paths([(path, "t")])
+    page = site.get(result.conversation.get_absolute_url()).content.decode()
+    assert "row 4999" not in page and page.count("Cut here") == 2 and len(page) < 200_000
+    assert "row 4999" in site.get(f"{result.conversation.get_absolute_url()}events/a1/").content.decode()
+
+
+def test_an_impossible_timestamp_is_shown_as_text(site, folder):
+    from eventviewer.importer import import_paths
+
+    odd = message("m1", None, "hi")
+    odd["timestamp"] = "9999-12-31T23:59:59-23:59"
+    (result,) = import_paths([(folder([odd]), "t")])
+    response = site.get(result.conversation.get_absolute_url())
+    assert response.status_code == 200 and "9999-12-31T23:59:59-23:59" in response.content.decode()
+
+
+def test_an_uploaded_jsonl_named_by_its_id_keeps_that_id(site, tmp_path):
+    target = tmp_path / "0123456789abcdef0123456789abcdef.jsonl"
+    target.write_text(json.dumps(message("m1", None, "hi")) + "\n")
+    with open(target, "rb") as f:
+        response = site.post("/import/", {"files": f})
+    assert response["Location"] == "/c/0123456789abcdef0123456789abcdef/"
+
+
+def test_a_corrupt_zip_member_is_a_problem_line(site, tmp_path):
+    archive = tmp_path / "bad.zip"
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_STORED) as z:
+        z.writestr(f"{'a' * 32}/events/event-00000-m1.json", json.dumps(message("m1", None, "hello there")))
+    data = bytearray(archive.read_bytes())
+    data[data.index(b"hello there")] ^= 0xFF
+    archive.write_bytes(bytes(data))
+    with open(archive, "rb") as f:
+        response = site.post("/import/", {"files": f})
+    assert response.status_code == 400 and "cannot be read" in response.content.decode()

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django import template
 from django.utils.safestring import SafeString, mark_safe
@@ -35,9 +35,12 @@ def short_id(value: str, length: int = 8) -> str:
 
 @register.filter
 def when(timestamp: str) -> datetime | str:
+    """An event's timestamp as a datetime for |date, or the text as it came when it
+    is not one (or one that no time zone can show, like year 9999 at -23:59)."""
     try:
-        return datetime.fromisoformat(timestamp)
-    except (TypeError, ValueError):
+        moment = datetime.fromisoformat(timestamp)
+        return moment.astimezone(UTC) if moment.tzinfo else moment
+    except (TypeError, ValueError, OverflowError):
         return timestamp or ""
 
 

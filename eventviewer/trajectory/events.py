@@ -15,7 +15,10 @@ from . import kinds
 MAX_ID_LENGTH = 255
 SUMMARY_LENGTH = 200
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_CONTROL_TO_SPACE = {c: " " for c in [*range(0x20), 0x7F]}
+# Control characters, and the invisible ones that reorder or hide text (bidi overrides).
+_CONTROL_TO_SPACE = {
+    c: " " for c in [*range(0x20), 0x7F, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+}
 
 
 class Light(NamedTuple):

@@ -117,7 +117,12 @@
   // The event named by the URL's #event-<id>, else the one the page was opened at
   // (?at=<id> without a fragment, or a share link's focus event).
   function focusFromHash() {
-    var hash = decodeURIComponent(window.location.hash.slice(1));
+    var hash = window.location.hash.slice(1);
+    try {
+      hash = decodeURIComponent(hash);
+    } catch (e) {
+      // an id with a lone "%": use the fragment as it is
+    }
     if (hash.indexOf("event-") === 0) {
       focusEvent(document.getElementById(hash), false);
       return;

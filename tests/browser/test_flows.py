@@ -126,7 +126,8 @@ def test_go_to_head_returns_to_the_default_branch(page, branching):
     mark_page(page)
     page.get_by_role("link", name="Go to HEAD").click()
     assert_showing_branch(page, branching.head.event_id)
-    expect(page).to_have_url(re.compile(f"/c/{branching.conversation_id}/$"))
+    expect(page).to_have_url(re.compile(f"/c/{branching.conversation_id}/\\?leaf={branching.head.event_id}$"))
+    expect(page.locator(".branch-bar .tag.head")).to_be_visible()
     assert_not_reloaded(page)
 
 
