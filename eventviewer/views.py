@@ -6,6 +6,7 @@ from pathlib import Path
 from urllib.parse import quote, urlencode
 
 import orjson
+from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -73,12 +74,16 @@ def _get_event(conversation: Conversation, event_id: str) -> Event:
     return event
 
 
-def _valid(form_class, data) -> dict:
-    form = form_class(data)
+def _checked(form: forms.Form, what: str = "query") -> forms.Form:
+    """The form, or a 400 saying what is wrong with it."""
     if not form.is_valid():
         problems = "; ".join(f"{k}: {' '.join(v)}" if k != "__all__" else " ".join(v) for k, v in form.errors.items())
-        raise BadRequest(f"Bad query: {problems}")
-    return form.cleaned_data
+        raise BadRequest(f"Bad {what}: {problems}")
+    return form
+
+
+def _valid(form_class, data) -> dict:
+    return _checked(form_class(data)).cleaned_data
 
 
 @dataclass(frozen=True)
@@ -280,9 +285,7 @@ def _conversation_page(request: HttpRequest, scope: Scope, params: dict) -> Http
 @require_GET
 @vary_on_headers("HX-Request")
 def conversation_list(request: HttpRequest) -> HttpResponse:
-    form = ConversationListForm(request.GET)
-    if not form.is_valid():
-        raise BadRequest("Bad query: " + "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+    form = _checked(ConversationListForm(request.GET))
     conversations = Conversation.objects.all()
     q = form.cleaned_data["q"].strip()
     if q:
@@ -389,9 +392,7 @@ def diagram_svg(request: HttpRequest, conversation_id: str) -> HttpResponse:
 @login_required
 def set_head(request: HttpRequest, conversation_id: str) -> HttpResponse:
     conversation = _get_conversation(conversation_id)
-    form = HeadForm(request.POST)
-    if not form.is_valid():
-        raise BadRequest("Bad request: " + " ".join(form.errors.get("leaf", [])))
+    form = _checked(HeadForm(request.POST), "request")
     event = _get_event(conversation, form.cleaned_data["leaf"])
     if not event.is_tree_node:
         raise BadRequest(f"Event {event.event_id!r} is a {event.kind}, which is not on any branch.")
@@ -408,9 +409,7 @@ def set_head(request: HttpRequest, conversation_id: str) -> HttpResponse:
 @login_required
 def share_create(request: HttpRequest, conversation_id: str) -> HttpResponse:
     conversation = _get_conversation(conversation_id)
-    form = ShareForm(request.POST)
-    if not form.is_valid():
-        raise BadRequest("Bad request: " + "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+    form = _checked(ShareForm(request.POST), "request")
     leaf_event = _get_event(conversation, form.cleaned_data["leaf"]) if form.cleaned_data["leaf"] else conversation.head
     if leaf_event is None or not leaf_event.is_tree_node:
         raise BadRequest("Pick a branch to share: this conversation has no HEAD.")
