@@ -9,6 +9,7 @@ rules then check the whole conversation; any problem rolls everything back.
 from __future__ import annotations
 
 import gc
+import sys
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -19,14 +20,16 @@ import orjson
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.utils import timezone
 
-from eventviewer.models import Conversation, Event, EventPayload
+from eventviewer.models import Conversation, Event, EventPayload, HeadBranch, unpack
 from eventviewer.sources import ConversationSource, Parsed, SourceError, find_conversations
 from eventviewer.trajectory import kinds
 from eventviewer.trajectory.events import Light
+from eventviewer.trajectory.pairing import Pairable, pair, referenced_actions
 from eventviewer.trajectory.skeleton import Node
 from eventviewer.trajectory.tree import Entry, Problem, TreeError, build_tree
 
-BATCH_SIZE = 1000
+BATCH_SIZE = 250  # events per INSERT batch: small enough that parsing and writing overlap
+SWITCH_INTERVAL = 0.0005  # seconds; see import_paths
 MAX_PROBLEMS = 50
 
 # The row layout of the import's INSERT: building model instances and compiling an
@@ -91,9 +94,15 @@ def import_paths(paths: Iterable[tuple[Path, str]]) -> list[Imported]:
     # collector would walk them all again and again, and they hold no cycles.
     collecting = gc.isenabled()
     gc.disable()
+    # The writer thread lets go of the GIL for every statement it runs, and asks for it
+    # back afterwards: at the default switch interval (5 ms) it would wait that long
+    # each time while this thread parses.
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(min(interval, SWITCH_INTERVAL))
     try:
         return _import_all(sources, problems)
     finally:
+        sys.setswitchinterval(interval)
         if collecting:
             gc.enable()
 
@@ -154,7 +163,10 @@ def _import(source: ConversationSource) -> Imported:
         for e in writer.entries
         if e.id in tree.parent
     ]
-    del writer, tree  # the nodes are all the figures need
+    head_branch = None
+    if not writer.known and head is not None and conversation.head_id == writer.pk_of[head]:
+        head_branch = writer.head_branch(tree, head)  # no need to read back what was just written
+    del writer, tree  # the nodes (and the HEAD branch) are all the figures need
     agent = state.get("agent") if isinstance(state.get("agent"), dict) else {}
     llm = agent.get("llm") if isinstance(agent.get("llm"), dict) else {}
     conversation.agent_kind = _clean(agent.get("kind") or conversation.agent_kind, 100)
@@ -163,7 +175,7 @@ def _import(source: ConversationSource) -> Imported:
     conversation.source = source.where[:1000]
     if not created and added:
         conversation.imported_at = timezone.now()
-    conversation.refresh_figures(nodes)
+    conversation.refresh_figures(nodes, head_branch)
     return Imported(conversation, created, added)
 
 
@@ -181,10 +193,11 @@ class _Writer:
         self.id_at: dict[int, str] = {}
         self.previous: str | None = None  # the last tree event appended so far
         self.rows: list[tuple] = []
-        self.payloads: list[tuple[int, str]] = []
+        self.payloads: list[tuple[int, bytes]] = []
         self.ids: Iterator[int] = iter(())
         self.reserved = 0  # the highest primary key handed out so far
         self.outcome_of: dict[str, str] = {}  # how a branch ending at each event ends
+        self.pairable: dict[str, Pairable] = {}  # new events, for the HEAD branch's figures
         self.added = 0
         self.title = ""
         self.last_status = ""
@@ -229,7 +242,7 @@ class _Writer:
             return
         known = self.known.get(light.event_id)
         if known is not None:
-            if known.digest != event.digest and not self._same_content(known, event.raw):
+            if known.digest != event.digest and not self._same_content(known, event.packed):
                 self.problems.append(
                     f"{event.where}: event {light.event_id}: its content differs from the copy imported before "
                     "(events never change once written)"
@@ -256,11 +269,11 @@ class _Writer:
             return  # keep checking, stop writing
         self._add(light, event)
 
-    def _same_content(self, known: _Known, raw: str) -> bool:
+    def _same_content(self, known: _Known, packed: bytes) -> bool:
         """Bytes differ (another export of the conversation): compare what they say."""
         self.settle()
-        stored = EventPayload.objects.values_list("raw", flat=True).get(pk=known.pk)
-        return orjson.loads(stored) == orjson.loads(raw)
+        stored = EventPayload.objects.values_list("packed", flat=True).get(pk=known.pk)
+        return orjson.loads(unpack(stored)) == orjson.loads(unpack(packed))
 
     def _add(self, light: Light, event: Parsed) -> None:
         parent_pk = depth = None
@@ -279,6 +292,9 @@ class _Writer:
             self.previous = light.event_id
         self.depth_of[light.event_id] = depth
         self.written[light.event_id] = (parent_pk, depth)
+        self.pairable[light.event_id] = Pairable(
+            light.event_id, light.kind, light.tool_name, light.tool_call_id, light.action_id, light.executable
+        )
         self.rows.append(
             (
                 self.pk_of[light.event_id],
@@ -304,7 +320,7 @@ class _Writer:
                 event.digest,
             )
         )
-        self.payloads.append((self.pk_of[light.event_id], event.raw))
+        self.payloads.append((self.pk_of[light.event_id], event.packed))
         self.added += 1
         if len(self.rows) >= BATCH_SIZE:
             self._flush()
@@ -346,6 +362,19 @@ class _Writer:
         self.ids = iter(ids)
         return next(self.ids)
 
+    def head_branch(self, tree: Any, head: str) -> HeadBranch:
+        """The branch ending at ``head`` measured and paired from what this import
+        holds: all of its events must be new."""
+        path = []
+        node: str | None = head
+        while node is not None:
+            path.append(self.pairable[node])
+            node = tree.parent[node]
+        path.reverse()
+        actions = self.pairable
+        elsewhere = {a for a in referenced_actions(path) if a in actions and actions[a].kind == kinds.ACTION}
+        return HeadBranch(len(path), pair(path, elsewhere))
+
     def fix_forward_references(self, tree: Any) -> None:
         """Correct the rows whose parent came later in the log than they did."""
         for event_id, (parent_pk, depth) in self.written.items():
@@ -357,19 +386,34 @@ class _Writer:
                 Event.objects.filter(pk=self.pk_of[event_id]).update(parent_id=want[0], depth=want[1])
 
 
-def _insert(db: Any, rows: list[tuple], payloads: list[tuple[int, str]]) -> None:
+def _insert(db: Any, rows: list[tuple], payloads: list[tuple[int, bytes]]) -> None:
     with db.cursor() as cursor:
         if db.vendor == "postgresql":
             # COPY streams the batch in one statement; an INSERT per row would make
             # the import wait on the server thousands of times.
-            for table, columns, batch in ((Event, COLUMNS, rows), (EventPayload, ("event_id", "raw"), payloads)):
+            for table, columns, batch in ((Event, COLUMNS, rows), (EventPayload, ("event_id", "packed"), payloads)):
                 names = ", ".join(db.ops.quote_name(c) for c in columns)
                 with cursor.cursor.copy(f"COPY {table._meta.db_table} ({names}) FROM STDIN") as copy:
                     for row in batch:
                         copy.write_row(row)
         else:
-            cursor.executemany(_INSERT, rows)
-            cursor.executemany(_INSERT_PAYLOAD, payloads)
+            limit = db.features.max_query_params or 999
+            _insert_many(cursor.cursor, Event._meta.db_table, COLUMNS, rows, limit)
+            _insert_many(cursor.cursor, EventPayload._meta.db_table, ("event_id", "packed"), payloads, limit)
+
+
+def _insert_many(cursor: Any, table: str, columns: tuple[str, ...], rows: list[tuple], limit: int) -> None:
+    """Rows in as few INSERT statements as SQLite's parameter limit allows.
+
+    Python's sqlite3 lets go of the GIL around each statement it runs; executemany
+    runs one per row, and each time this thread would wait for the parsing thread to
+    hand the GIL back (up to 5 ms). One statement per few hundred rows waits once."""
+    per = max(1, min(len(rows), limit // len(columns)))
+    head = f"INSERT INTO {table} ({', '.join(columns)}) VALUES "
+    values = f"({', '.join(['?'] * len(columns))})"
+    for start in range(0, len(rows), per):
+        chunk = rows[start : start + per]
+        cursor.execute(head + ", ".join([values] * len(chunk)), [value for row in chunk for value in row])
 
 
 def _reserve_ids(count: int, floor: int) -> list[int]:
@@ -389,15 +433,12 @@ def _reserve_ids(count: int, floor: int) -> list[int]:
         return list(range(start + 1, start + count + 1))
 
 
-def _insert_sql() -> str:
+def _check_columns() -> None:
     fields = {f.column for f in Event._meta.concrete_fields}
     assert fields == set(COLUMNS), f"importer COLUMNS out of date: {fields ^ set(COLUMNS)}"
-    names = ", ".join(connection.ops.quote_name(c) for c in COLUMNS)
-    return f"INSERT INTO {Event._meta.db_table} ({names}) VALUES ({', '.join(['%s'] * len(COLUMNS))})"
 
 
-_INSERT = _insert_sql()
-_INSERT_PAYLOAD = f"INSERT INTO {EventPayload._meta.db_table} (event_id, raw) VALUES (%s, %s)"
+_check_columns()
 
 
 def _leaf_hint(state: dict[str, Any]) -> Any:

@@ -4,15 +4,21 @@ import secrets
 from datetime import datetime
 from typing import NamedTuple
 
+import lz4.block
 from django.conf import settings
 from django.db import connection, models
 from django.urls import reverse
 from django.utils import timezone
 
 from eventviewer.trajectory import kinds
-from eventviewer.trajectory.pairing import referenced_actions
+from eventviewer.trajectory.pairing import Pairing, referenced_actions
 from eventviewer.trajectory.reading import Reading, read
 from eventviewer.trajectory.skeleton import Node, build_skeleton
+
+
+class HeadBranch(NamedTuple):
+    length: int  # events on the branch
+    pairing: Pairing
 
 
 class Conversation(models.Model):
@@ -62,11 +68,12 @@ class Conversation(models.Model):
     def branch_count(self) -> int:
         return self.leaf_count
 
-    def refresh_figures(self, nodes: list[Node] | None = None) -> None:
+    def refresh_figures(self, nodes: list[Node] | None = None, head_branch: HeadBranch | None = None) -> None:
         """Recompute the skeleton and the list's figures.
 
         Called after every import (which passes the tree it already holds as
-        ``nodes``) and HEAD change (which reads the light columns of every event).
+        ``nodes``, and the HEAD branch when it holds all of it) and HEAD change (which
+        reads the light columns of every event, and the branch).
         """
         if nodes is None:
             nodes = self._tree_nodes()
@@ -83,10 +90,12 @@ class Conversation(models.Model):
         self.skeleton = skeleton
         self.event_count = self.events.count()
         self.leaf_count = sum(1 for node in skeleton["nodes"] if node["leaf"])
-        reading = self.read_path(self.head) if self.head_id else None
-        self.head_depth = len(reading.path) if reading else 0
-        self.pending_count = len(reading.pairing.pending) if reading else 0
-        self.mismatch_count = len(reading.pairing.mismatched) if reading else 0
+        if head_branch is None and self.head_id:
+            reading = self.read_path(self.head)
+            head_branch = HeadBranch(len(reading.path), reading.pairing)
+        self.head_depth = head_branch.length if head_branch else 0
+        self.pending_count = len(head_branch.pairing.pending) if head_branch else 0
+        self.mismatch_count = len(head_branch.pairing.mismatched) if head_branch else 0
         self.updated_at = timezone.now()
         self.save()
 
@@ -243,15 +252,31 @@ class Event(models.Model):
             return None
 
 
+def pack(raw: bytes) -> bytes:
+    """An event file's bytes as stored: LZ4 keeps them exact at 2-4 times less disk
+    (and database writes) for a few microseconds per event each way."""
+    return lz4.block.compress(raw)
+
+
+def unpack(packed: bytes | memoryview) -> bytes:
+    return lz4.block.decompress(packed)
+
+
 class EventPayload(models.Model):
-    """An event's original JSON, verbatim. It lives apart from Event so that walking a
-    branch reads small rows only; the payload is fetched for the events shown."""
+    """An event's original JSON, verbatim (compressed by ``pack``). It lives apart from
+    Event so that walking a branch reads small rows only; the payload is fetched for
+    the events shown."""
 
     event = models.OneToOneField(Event, primary_key=True, on_delete=models.CASCADE, related_name="payload")
-    raw = models.TextField()
+    packed = models.BinaryField()
 
     def __str__(self) -> str:
         return f"payload of event {self.event_id}"
+
+    @property
+    def raw(self) -> str:
+        """The event's JSON text, exactly as imported."""
+        return unpack(self.packed).decode()
 
 
 class ShareLink(models.Model):

@@ -26,10 +26,10 @@ from typing import Any, BinaryIO, NamedTuple, Protocol
 import orjson
 from django.conf import settings
 
+from eventviewer.models import pack
 from eventviewer.trajectory import kinds
 from eventviewer.trajectory.events import Light, describe, title_of
 
-EVENT_FILE = re.compile(r"^event-(?P<seq>\d+)-(?P<event_id>.+)\.json$")
 HEX_ID = re.compile(r"^[0-9a-f]{32}$")
 SEARCH_DEPTH = 4  # how deep below PATH to look for conversation folders
 PARALLEL_FROM = 2000  # event files; below this a worker process costs more than it saves
@@ -51,7 +51,7 @@ class RawEvent(NamedTuple):
     seq: int
     where: str
     data: Any  # parsed JSON, or None when ``error`` is set
-    raw: str
+    raw: bytes  # the event's JSON as read
     error: str = ""
 
 
@@ -62,7 +62,7 @@ class Parsed(NamedTuple):
     where: str
     light: Light | None  # None when ``error`` says why the event is refused
     error: str
-    raw: str
+    packed: bytes  # the event's JSON as read, packed for EventPayload
     digest: str
     title: str = ""  # a user message's text: the conversation's title if it is the first
     status: str = ""  # a state update's execution_status
@@ -71,19 +71,19 @@ class Parsed(NamedTuple):
 def parse(event: RawEvent) -> Parsed:
     data = event.data
     if event.error:
-        return Parsed(event.seq, event.where, None, _named(data) + event.error, "", "")
+        return Parsed(event.seq, event.where, None, _named(data) + event.error, b"", "")
     try:
         light = describe(data)
     except ValueError as e:
-        return Parsed(event.seq, event.where, None, f"{_named(data)}{e}", "", "")
+        return Parsed(event.seq, event.where, None, f"{_named(data)}{e}", b"", "")
     # sha256 runs in hardware on current CPUs: the cheapest strong hash here.
-    digest = hashlib.sha256(event.raw.encode()).hexdigest()[:32]
+    digest = hashlib.sha256(event.raw).hexdigest()[:32]
     title = status = ""
     if light.kind == kinds.MESSAGE and light.source == "user":
         title = title_of(data)
     elif light.kind == kinds.STATE_UPDATE and data.get("key") == "execution_status":
         status = str(data.get("value") or "").replace("\x00", "")[:40]
-    return Parsed(event.seq, event.where, light, "", event.raw, digest, title, status)
+    return Parsed(event.seq, event.where, light, "", pack(event.raw), digest, title, status)
 
 
 def _named(data: Any) -> str:
@@ -126,19 +126,29 @@ class Files(Protocol):
     def open(self, name: str) -> BinaryIO: ...
 
 
+class TooBig(Exception):
+    def __init__(self, size: int):
+        self.size = size
+
+
 def read_capped(files: Files, name: str, limit: int) -> bytes:
-    """At most limit + 1 bytes, whatever size the file claims: a zip bomb may lie.
+    """The file's bytes, or TooBig when it claims or turns out to hold more than
+    ``limit``: a zip bomb may lie about its size, so no more than limit + 1 bytes are read.
 
     Reads the size the file claims first: asking for limit + 1 bytes up front would
     allocate the whole limit for every small file."""
     if isinstance(files, DirectoryFiles):
         return files.read(name, limit)
-    claimed = min(files.size(name), limit)
+    claimed = files.size(name)
+    if claimed > limit:
+        raise TooBig(claimed)
     with files.open(name) as f:
         content = f.read(claimed + 1)
-        if len(content) <= claimed or len(content) > limit:
-            return content
-        return content + f.read(limit + 1 - len(content))  # it grew past its claimed size
+        if len(content) > claimed:  # it grew past its claimed size
+            content += f.read(limit + 1 - len(content))
+    if len(content) > limit:
+        raise TooBig(len(content))
+    return content
 
 
 class DirectoryFiles:
@@ -183,18 +193,22 @@ class DirectoryFiles:
     def read(self, name: str, limit: int) -> bytes:
         """read_capped for files on disk, without the buffered-file machinery: this
         runs once per event."""
-        fd = os.open(os.path.join(self._root, name), os.O_RDONLY)
+        fd = os.open(f"{self._root}/{name}", os.O_RDONLY)
         try:
-            claimed = min(self.size(name), limit)
+            claimed = os.fstat(fd).st_size
+            if claimed > limit:
+                raise TooBig(claimed)
             content = os.read(fd, claimed + 1)
             while claimed < len(content) <= limit:  # it grew past its claimed size
                 more = os.read(fd, limit + 1 - len(content))
                 if not more:
                     break
                 content += more
-            return content
         finally:
             os.close(fd)
+        if len(content) > limit:
+            raise TooBig(len(content))
+        return content
 
 
 class ZipFiles:
@@ -284,12 +298,12 @@ def _sources_in(files: Files, label: str) -> list[ConversationSource]:
     folders: dict[str, list[str]] = {}
     with_state: set[str] = set()
     for name in names:
-        parts = name.split("/")
-        if parts[-1] == "base_state.json":
-            with_state.add("/".join(parts[:-1]))
-            folders.setdefault("/".join(parts[:-1]), [])
-        elif len(parts) >= 2 and parts[-2] == "events":
-            folders.setdefault("/".join(parts[:-2]), []).append(name)
+        folder, _, base = name.rpartition("/")
+        if base == "base_state.json":
+            with_state.add(folder)
+            folders.setdefault(folder, [])
+        elif folder == "events" or folder.endswith("/events"):
+            folders.setdefault(folder[:-7], []).append(name)
     if folders:
         return [
             _folder_source(files, folder, event_names, label, folder in with_state)
@@ -317,7 +331,7 @@ def _folder_source(
         elif not isinstance(data, dict):
             source.problems.append(f"{where}/base_state.json: expected a JSON object")
         else:
-            source.base_state, source.base_state_raw = data, raw
+            source.base_state, source.base_state_raw = data, raw.decode()
             source.problems.extend(f"{where}/base_state.json: {p}" for p in _check_base_state(data))
 
     folder_name = PurePosixPath(folder).name if folder else files.name
@@ -330,41 +344,47 @@ def _folder_source(
             "(the folder name is not a 32-hex id and base_state.json has no id)"
         )
 
-    numbered: dict[int, str] = {}
-    expected_ids: dict[int, str] = {}  # what each file's name says its event id is
+    numbered: dict[int, tuple[int, str, str, str]] = {}  # seq -> (seq, name, where, the id its name says)
+    events_where = f"{where}/events/"
     for name in event_names:
-        base = name.rsplit("/", 1)[-1]
+        base = name.rpartition("/")[2]
         if base.startswith("."):
             continue  # the SDK's lock and length-marker sidecars
-        match = EVENT_FILE.match(base)
-        if not match:
+        parts = _event_file_name(base)
+        if parts is None:
             if base.startswith("event-"):
-                source.problems.append(f"{where}/events/{base}: not named event-NNNNN-<id>.json")
+                source.problems.append(f"{events_where}{base}: not named event-NNNNN-<id>.json")
             continue
-        seq = int(match["seq"])
+        seq, expected_id = parts
         if seq in numbered:
-            source.problems.append(
-                f"{where}/events/{base}: position {seq} is also taken by {numbered[seq].rsplit('/', 1)[-1]}"
-            )
+            taken = numbered[seq][1].rpartition("/")[2]
+            source.problems.append(f"{events_where}{base}: position {seq} is also taken by {taken}")
             continue
-        numbered[seq] = name
-        expected_ids[seq] = match["event_id"]
-    for expected, seq in enumerate(sorted(numbered)):
+        numbered[seq] = (seq, name, events_where + base, expected_id)
+    items = [numbered[seq] for seq in sorted(numbered)]
+    for expected, (seq, *_) in enumerate(items):
         if seq != expected:
             source.problems.append(
                 f"{where}/events: event-{expected:05d}-*.json is missing (the files jump to {seq:05d})"
             )
             break
 
-    items = [
-        (seq, numbered[seq], f"{where}/events/{numbered[seq].rsplit('/', 1)[-1]}", expected_ids[seq])
-        for seq in sorted(numbered)
-    ]
     cap = settings.EVENTVIEWER_MAX_EVENT_BYTES
     source._events = lambda: (_read_event(files, item, cap) for item in items)
     if isinstance(files, DirectoryFiles) and len(items) >= PARALLEL_FROM:
         source._parsed = lambda: _parse_in_workers(files._root, items, cap)
     return source
+
+
+def _event_file_name(base: str) -> tuple[int, str] | None:
+    """(position, event id) from an SDK event file's name, event-NNNNN-<id>.json
+    (string methods: a regular expression costs more over 100,000 names)."""
+    if not (base.startswith("event-") and base.endswith(".json")):
+        return None
+    seq, _, event_id = base[6:-5].partition("-")
+    if not seq.isdecimal() or not event_id or "\n" in event_id:
+        return None
+    return int(seq), event_id
 
 
 def _read_event(files: Files, item: tuple[int, str, str, str], cap: int) -> RawEvent:
@@ -428,12 +448,12 @@ def _jsonl_events(files: Files, name: str, where: str) -> Iterator[RawEvent]:
     file_cap, event_cap = settings.EVENTVIEWER_MAX_FILE_BYTES, settings.EVENTVIEWER_MAX_EVENT_BYTES
     size = files.size(name)
     if size > file_cap:
-        yield RawEvent(0, where, None, "", _too_big(size, file_cap, "EVENTVIEWER_MAX_FILE_BYTES"))
+        yield RawEvent(0, where, None, b"", _too_big(size, file_cap, "EVENTVIEWER_MAX_FILE_BYTES"))
         return
     try:
         yield from _jsonl_lines(files, name, where, file_cap, event_cap)
     except UNREADABLE as e:
-        yield RawEvent(0, where, None, "", f"cannot be read ({e})")
+        yield RawEvent(0, where, None, b"", f"cannot be read ({e})")
 
 
 def _jsonl_lines(files: Files, name: str, where: str, file_cap: int, event_cap: int) -> Iterator[RawEvent]:
@@ -443,14 +463,14 @@ def _jsonl_lines(files: Files, name: str, where: str, file_cap: int, event_cap: 
             total += len(line)
             line_where = f"{where}:{number}"
             if total > file_cap:
-                yield RawEvent(seq, where, None, "", _too_big(total, file_cap, "EVENTVIEWER_MAX_FILE_BYTES"))
+                yield RawEvent(seq, where, None, b"", _too_big(total, file_cap, "EVENTVIEWER_MAX_FILE_BYTES"))
                 return
             if len(line.rstrip(b"\r\n")) > event_cap:
                 yield RawEvent(
                     seq,
                     line_where,
                     None,
-                    "",
+                    b"",
                     f"a line over the limit of {event_cap:,} bytes (EVENTVIEWER_MAX_EVENT_BYTES)",
                 )
                 return
@@ -464,12 +484,12 @@ def _jsonl_lines(files: Files, name: str, where: str, file_cap: int, event_cap: 
 def _json_array_events(files: Files, name: str, where: str) -> list[RawEvent]:
     data, _, error = _read_json(files, name, settings.EVENTVIEWER_MAX_FILE_BYTES, "EVENTVIEWER_MAX_FILE_BYTES")
     if error:
-        return [RawEvent(0, where, None, "", error)]
+        return [RawEvent(0, where, None, b"", error)]
     if isinstance(data, dict) and isinstance(data.get("events"), list):
         data = data["events"]
     if not isinstance(data, list):
-        return [RawEvent(0, where, None, "", 'expected a JSON array of events (or an object with an "events" array)')]
-    return [RawEvent(seq, f"{where}[{seq}]", item, orjson.dumps(item).decode()) for seq, item in enumerate(data)]
+        return [RawEvent(0, where, None, b"", 'expected a JSON array of events (or an object with an "events" array)')]
+    return [RawEvent(seq, f"{where}[{seq}]", item, orjson.dumps(item)) for seq, item in enumerate(data)]
 
 
 # What reading a file on disk or in a zip can raise: a vanished or unreadable file, a
@@ -477,27 +497,24 @@ def _json_array_events(files: Files, name: str, where: str) -> list[RawEvent]:
 UNREADABLE = (OSError, EOFError, zipfile.BadZipFile, zlib.error, RuntimeError, NotImplementedError)
 
 
-def _read_json(files: Files, name: str, cap: int, setting: str) -> tuple[Any, str, str]:
+def _read_json(files: Files, name: str, cap: int, setting: str) -> tuple[Any, bytes, str]:
     try:
-        size = files.size(name)
-        if size > cap:
-            return None, "", _too_big(size, cap, setting)
         content = read_capped(files, name, cap)
+    except TooBig as e:
+        return None, b"", _too_big(e.size, cap, setting)
     except UNREADABLE as e:
-        return None, "", f"cannot be read ({e})"
-    if len(content) > cap:
-        return None, "", _too_big(len(content), cap, setting)
+        return None, b"", f"cannot be read ({e})"
     return _parse(content)
 
 
-def _parse(content: bytes) -> tuple[Any, str, str]:
+def _parse(content: bytes) -> tuple[Any, bytes, str]:
     try:
-        data = orjson.loads(content)
+        data = orjson.loads(content)  # which also refuses bytes that are not UTF-8
     except orjson.JSONDecodeError as e:
-        return None, "", f"malformed JSON ({e})"
+        return None, b"", f"malformed JSON ({e})"
     if content.count(b"[") + content.count(b"{") > MAX_NESTING and not _writable(data):
-        return None, "", f"nested deeper than {MAX_NESTING} levels of arrays and objects"
-    return data, content.strip().decode(), ""
+        return None, b"", f"nested deeper than {MAX_NESTING} levels of arrays and objects"
+    return data, content.strip(), ""
 
 
 def _writable(data: Any) -> bool:

@@ -26,7 +26,7 @@ from django.views.decorators.vary import vary_on_headers
 from eventviewer import cards
 from eventviewer.forms import ConversationListForm, EventForm, HeadForm, PathForm, ShareForm, UploadForm
 from eventviewer.importer import ImportFailed, import_paths
-from eventviewer.models import Conversation, Event, EventPayload, PathEvent, ShareLink
+from eventviewer.models import Conversation, Event, EventPayload, PathEvent, ShareLink, unpack
 from eventviewer.sources import normalize_conversation_id
 from eventviewer.trajectory import diagram
 from eventviewer.trajectory.pairing import Mismatch
@@ -179,7 +179,7 @@ def _window(reading: Reading, at: str = "", before: str = "", after: str = "") -
 def _rows(reading: Reading, start: int, end: int) -> list[Row]:
     turns = reading.turns[start:end]
     pks = [e.pk for t in turns for e in t.events]
-    raw = dict(EventPayload.objects.filter(pk__in=pks).values_list("pk", "raw")) if pks else {}
+    packed = dict(EventPayload.objects.filter(pk__in=pks).values_list("pk", "packed")) if pks else {}
     pairing = reading.pairing
     pending = set(pairing.pending)
     rows = []
@@ -190,7 +190,7 @@ def _rows(reading: Reading, start: int, end: int) -> list[Row]:
             row.entries.append(
                 Entry(
                     event=event,
-                    card=cards.build(orjson.loads(raw[event.pk])),
+                    card=cards.build(orjson.loads(unpack(packed[event.pk]))),
                     pending=eid in pending,
                     mismatch=pairing.mismatched.get(eid),
                     result_id=pairing.result_for.get(eid, ""),
@@ -330,8 +330,7 @@ def _event_page(request: HttpRequest, scope: Scope, event_id: str) -> HttpRespon
     conversation = scope.conversation
     event = _get_event(conversation, event_id)
     params = _valid(EventForm, request.GET)
-    raw = EventPayload.objects.values_list("raw", flat=True).get(pk=event.pk)
-    data = orjson.loads(raw)
+    data = orjson.loads(unpack(EventPayload.objects.values_list("packed", flat=True).get(pk=event.pk)))
     leaf = None
     if event.is_tree_node:
         if params["leaf"]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from eventviewer.models import Conversation, Event
+from eventviewer.models import Conversation, Event, EventPayload
 
 from .conftest import SCENARIOS, action, ev, fixture_folder, message, observation, sdk_answers
 
@@ -58,10 +58,16 @@ def test_it_stores_every_event_and_the_sdk_head(scenario):
 def test_it_keeps_the_original_json_verbatim():
     folder = fixture_folder("simple")
     run_import(folder)
-    first = sorted((folder / "events").glob("event-*.json"))[1]
+    files = sorted((folder / "events").glob("event-*.json"))
+    for seq, path in enumerate(files):
+        stored = Event.objects.get(seq=seq)
+        assert stored.payload.raw == path.read_text().strip()
     stored = Event.objects.get(seq=1)
-    assert stored.payload.raw == first.read_text().strip()
-    assert stored.parent_ref == json.loads(first.read_text())["parent_id"]
+    assert stored.parent_ref == json.loads(files[1].read_text())["parent_id"]
+    # Stored packed: a long observation takes less room than its file.
+    largest = max(files, key=lambda p: p.stat().st_size)
+    packed = EventPayload.objects.get(event__event_id=json.loads(largest.read_text())["id"]).packed
+    assert len(packed) < largest.stat().st_size
 
 
 def test_the_title_is_the_first_user_message():
@@ -339,3 +345,19 @@ def test_state_updates_are_stored_but_not_on_any_branch(folder):
     assert conversation.execution_status == "paused"
     assert Event.objects.get(event_id="u1").depth is None
     assert [e.event_id for e in conversation.read_path(conversation.head).path] == ["m1", "m2"]
+
+
+DEMO_PROBLEMS = Path(__file__).resolve().parent.parent / "demo" / "problems" / "9d1e5c0a7b2f4e6a8c3d5f7091b2c4e6"
+
+
+@pytest.mark.parametrize("scenario", [*SCENARIOS, "demo-problems"])
+def test_the_figures_counted_at_import_match_the_stored_branch(scenario):
+    """A first import counts the HEAD branch from memory; reading it back agrees."""
+    folder = DEMO_PROBLEMS if scenario == "demo-problems" else fixture_folder(scenario)
+    run_import(folder)
+    conversation = Conversation.objects.get()
+    counted = (conversation.head_depth, conversation.pending_count, conversation.mismatch_count)
+    conversation.refresh_figures()
+    assert (conversation.head_depth, conversation.pending_count, conversation.mismatch_count) == counted
+    if scenario == "demo-problems":
+        assert counted[1:] == (2, 3)

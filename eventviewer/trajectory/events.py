@@ -40,10 +40,10 @@ class Light(NamedTuple):
 
 
 def describe(data: Any) -> Light:
+    # Runs once per imported event: positional arguments and few calls on purpose.
     if not isinstance(data, dict):
         raise ValueError(f"an event must be a JSON object, not {_type_name(data)}")
-    event_id = data.get("id")
-    if event_id is None:
+    if data.get("id") is None:
         raise ValueError('the event has no "id"')
     event_id = _identifier(data, "id")
     if not event_id:
@@ -54,7 +54,7 @@ def describe(data: Any) -> Light:
     if len(kind) > 100:
         raise ValueError('"kind" is longer than 100 characters')
     parent_ref = _identifier(data, "parent_id") or None
-    if "parent_id" in data and data["parent_id"] == "":
+    if parent_ref is None and data.get("parent_id") == "":
         raise ValueError('"parent_id" is an empty string; use null for a root')
 
     action = _object_or_none(data, "action")
@@ -64,29 +64,27 @@ def describe(data: Any) -> Light:
     thinking = _list_or_none(data, "thinking_blocks")
     reasoning = _string(data, "reasoning_content", limit=None)
     payload = action if action is not None else observation
-    payload_kind = ""
-    if payload is not None:
-        payload_kind = _string(payload, "kind", limit=100, label="payload kind")
+    payload_kind = "" if payload is None else _string(payload, "kind", limit=100, label="payload kind")
     role = _string(message, "role", limit=20, label="llm_message.role") if message else ""
     is_error = kind in (kinds.AGENT_ERROR, kinds.CONVERSATION_ERROR) or bool(
         observation is not None and observation.get("is_error") is True
     )
     return Light(
-        event_id=event_id,
-        kind=kind,
-        parent_ref=parent_ref,
-        source=_string(data, "source", limit=40),
-        timestamp=_string(data, "timestamp", limit=64),
-        tool_name=_identifier(data, "tool_name"),
-        tool_call_id=_identifier(data, "tool_call_id"),
-        action_id=_identifier(data, "action_id"),
-        llm_response_id=_identifier(data, "llm_response_id"),
-        payload_kind=payload_kind,
-        role=role,
-        executable=kind == kinds.ACTION and action is not None,
-        carries_text=bool(_texts(thought) or reasoning.strip() or thinking),
-        is_error=is_error,
-        summary=one_line(summarize(data, kind), SUMMARY_LENGTH),
+        event_id,
+        kind,
+        parent_ref,
+        _string(data, "source", limit=40),
+        _string(data, "timestamp", limit=64),
+        _identifier(data, "tool_name"),
+        _identifier(data, "tool_call_id"),
+        _identifier(data, "action_id"),
+        _identifier(data, "llm_response_id"),
+        payload_kind,
+        role,
+        kind == kinds.ACTION and action is not None,  # executable
+        bool(thinking or (thought and _texts(thought)) or (reasoning and not reasoning.isspace())),  # carries_text
+        is_error,
+        one_line(summarize(data, kind), SUMMARY_LENGTH),
     )
 
 
@@ -123,7 +121,9 @@ def summarize(data: dict[str, Any], kind: str) -> str:
 
 def one_line(text: str, limit: int) -> str:
     # Only the head of a long text can show; cleaning all of it would cost per byte.
-    text = " ".join(text.lstrip()[: limit * 4].translate(_CONTROL_TO_SPACE).split())
+    text = " ".join(text.lstrip()[: limit * 4].split())
+    if not text.isprintable():  # rare once whitespace is collapsed: skip the slow translate
+        text = " ".join(text.translate(_CONTROL_TO_SPACE).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -167,6 +167,8 @@ def _identifier(data: dict[str, Any], key: str) -> str:
     value = data.get(key)
     if value is None:
         return ""
+    if type(value) is str and len(value) <= MAX_ID_LENGTH and value.isprintable():
+        return value  # the usual case, checked in one go
     if not isinstance(value, str):
         raise ValueError(f'"{key}" must be a string, not {_type_name(value)}')
     if len(value) > MAX_ID_LENGTH:
@@ -184,7 +186,7 @@ def _string(data: dict[str, Any], key: str, limit: int | None, label: str | None
         raise ValueError(f'"{label or key}" must be a string, not {_type_name(value)}')
     if limit is not None and len(value) > limit:
         raise ValueError(f'"{label or key}" is longer than {limit} characters')
-    return value.replace("\x00", "")
+    return value.replace("\x00", "") if "\x00" in value else value
 
 
 def _object_or_none(data: dict[str, Any], key: str) -> dict[str, Any] | None:

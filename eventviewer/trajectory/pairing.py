@@ -11,10 +11,31 @@ from __future__ import annotations
 
 from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from .kinds import ACTION, ACTION_RESULTS, AGENT_ERROR
-from .projection import EventLike
+
+
+class EventLike(Protocol):
+    """What pairing reads of an event (projection.EventLike has all of it)."""
+
+    event_id: str
+    kind: str
+    tool_name: str
+    tool_call_id: str
+    action_id: str
+    executable: bool  # an ActionEvent with an ``action`` (not an invalid call)
+
+
+class Pairable(NamedTuple):
+    """Just those fields: what an import keeps of each event to pair the HEAD branch."""
+
+    event_id: str
+    kind: str
+    tool_name: str
+    tool_call_id: str
+    action_id: str
+    executable: bool
 
 
 class Mismatch(NamedTuple):

@@ -1,0 +1,38 @@
+"""Databases made by an earlier eventviewer keep their conversations across upgrades."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+from eventviewer.models import EventPayload
+
+TEXT_PAYLOADS = ("eventviewer", "0001_initial")
+PACKED_PAYLOADS = ("eventviewer", "0002_packed_payload")
+JSON = '{"id": "e1", "kind": "MessageEvent", "text": "héllo \\u2028 wörld", "n": [1, 2, 3]}'
+
+
+def migrate(target: tuple[str, str]):
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate([target])
+    return executor.loader.project_state([target]).apps
+
+
+@pytest.mark.django_db(transaction=True)
+def test_payloads_stored_as_text_are_packed_and_read_back_the_same():
+    old = migrate(TEXT_PAYLOADS)
+    conversation = old.get_model("eventviewer", "Conversation").objects.create(conversation_id="a" * 32)
+    event = old.get_model("eventviewer", "Event").objects.create(
+        conversation=conversation, event_id="e1", seq=0, depth=0, kind="MessageEvent", digest="d"
+    )
+    old.get_model("eventviewer", "EventPayload").objects.create(event=event, raw=JSON)
+
+    migrate(PACKED_PAYLOADS)
+    assert EventPayload.objects.get(pk=event.pk).raw == JSON
+
+    # And back, for a downgrade.
+    old = migrate(TEXT_PAYLOADS)
+    assert old.get_model("eventviewer", "EventPayload").objects.get(pk=event.pk).raw == JSON
+    migrate(PACKED_PAYLOADS)
