@@ -33,30 +33,9 @@ SWITCH_INTERVAL = 0.0005  # seconds; see import_paths
 MAX_PROBLEMS = 50
 
 # The row layout of the import's INSERT: building model instances and compiling an
-# INSERT per batch cost more than parsing the events themselves.
-COLUMNS = (
-    "id",
-    "conversation_id",
-    "event_id",
-    "seq",
-    "parent_ref",
-    "parent_id",
-    "depth",
-    "kind",
-    "source",
-    "timestamp",
-    "tool_name",
-    "tool_call_id",
-    "action_id",
-    "llm_response_id",
-    "payload_kind",
-    "role",
-    "executable",
-    "carries_text",
-    "is_error",
-    "summary",
-    "digest",
-)
+# INSERT per batch cost more than parsing the events themselves. A row is a few
+# resolved values followed by the event's Light tuple as it is.
+COLUMNS = ("id", "conversation_id", "seq", "parent_id", "depth", "digest", *Light._fields)
 
 
 class ImportFailed(Exception):
@@ -295,32 +274,9 @@ class _Writer:
         self.pairable[light.event_id] = Pairable(
             light.event_id, light.kind, light.tool_name, light.tool_call_id, light.action_id, light.executable
         )
-        self.rows.append(
-            (
-                self.pk_of[light.event_id],
-                self.conversation.pk,
-                light.event_id,
-                event.seq,
-                light.parent_ref,
-                parent_pk,
-                depth,
-                light.kind,
-                light.source,
-                light.timestamp,
-                light.tool_name,
-                light.tool_call_id,
-                light.action_id,
-                light.llm_response_id,
-                light.payload_kind,
-                light.role,
-                light.executable,
-                light.carries_text,
-                light.is_error,
-                light.summary,
-                event.digest,
-            )
-        )
-        self.payloads.append((self.pk_of[light.event_id], event.packed))
+        pk = self.pk_of[light.event_id]
+        self.rows.append((pk, self.conversation.pk, event.seq, parent_pk, depth, event.digest, *light))
+        self.payloads.append((pk, event.packed))
         self.added += 1
         if len(self.rows) >= BATCH_SIZE:
             self._flush()

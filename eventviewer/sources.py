@@ -34,7 +34,8 @@ HEX_ID = re.compile(r"^[0-9a-f]{32}$")
 SEARCH_DEPTH = 4  # how deep below PATH to look for conversation folders
 PARALLEL_FROM = 2000  # event files; below this a worker process costs more than it saves
 CHUNK = 256  # event files per task for the worker
-MAX_NESTING = 254  # the deepest JSON orjson writes back out (an array file's items, the event cards)
+READ_AHEAD = 65536  # bytes read before asking a file's size
+MAX_NESTING = 254  # the deepest JSON orjson writes back out (an array file's items)
 
 
 class SourceError(Exception):
@@ -195,15 +196,21 @@ class DirectoryFiles:
         runs once per event."""
         fd = os.open(f"{self._root}/{name}", os.O_RDONLY)
         try:
-            claimed = os.fstat(fd).st_size
-            if claimed > limit:
-                raise TooBig(claimed)
-            content = os.read(fd, claimed + 1)
-            while claimed < len(content) <= limit:  # it grew past its claimed size
-                more = os.read(fd, limit + 1 - len(content))
-                if not more:
-                    break
-                content += more
+            # Most events fit one read (a short read of a file is its end): no need to
+            # ask for the size first.
+            want = min(READ_AHEAD, limit + 1)
+            content = os.read(fd, want)
+            if len(content) == want:
+                claimed = os.fstat(fd).st_size
+                if claimed > limit:
+                    raise TooBig(claimed)
+                if claimed >= len(content):
+                    content += os.read(fd, claimed + 1 - len(content))
+                while claimed < len(content) <= limit:  # it grew past its claimed size
+                    more = os.read(fd, limit + 1 - len(content))
+                    if not more:
+                        break
+                    content += more
         finally:
             os.close(fd)
         if len(content) > limit:
@@ -489,7 +496,15 @@ def _json_array_events(files: Files, name: str, where: str) -> list[RawEvent]:
         data = data["events"]
     if not isinstance(data, list):
         return [RawEvent(0, where, None, b"", 'expected a JSON array of events (or an object with an "events" array)')]
-    return [RawEvent(seq, f"{where}[{seq}]", item, orjson.dumps(item)) for seq, item in enumerate(data)]
+    return [_array_item(seq, f"{where}[{seq}]", item) for seq, item in enumerate(data)]
+
+
+def _array_item(seq: int, where: str, item: Any) -> RawEvent:
+    """An item of a JSON array file, written out on its own: what EventPayload keeps."""
+    try:
+        return RawEvent(seq, where, item, orjson.dumps(item))
+    except orjson.JSONEncodeError:
+        return RawEvent(seq, where, item, b"", f"nested deeper than {MAX_NESTING} levels of arrays and objects")
 
 
 # What reading a file on disk or in a zip can raise: a vanished or unreadable file, a
@@ -509,21 +524,11 @@ def _read_json(files: Files, name: str, cap: int, setting: str) -> tuple[Any, by
 
 def _parse(content: bytes) -> tuple[Any, bytes, str]:
     try:
-        data = orjson.loads(content)  # which also refuses bytes that are not UTF-8
+        # orjson also refuses bytes that are not UTF-8, and nesting deeper than 1,024.
+        data = orjson.loads(content)
     except orjson.JSONDecodeError as e:
         return None, b"", f"malformed JSON ({e})"
-    if content.count(b"[") + content.count(b"{") > MAX_NESTING and not _writable(data):
-        return None, b"", f"nested deeper than {MAX_NESTING} levels of arrays and objects"
     return data, content.strip(), ""
-
-
-def _writable(data: Any) -> bool:
-    """Whether orjson can write ``data`` out again: it refuses nesting deeper than MAX_NESTING."""
-    try:
-        orjson.dumps(data)
-    except orjson.JSONEncodeError:
-        return False
-    return True
 
 
 def _too_big(size: int, cap: int, setting: str) -> str:

@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 
 from eventviewer.models import Conversation, Event, EventPayload
 
-from .conftest import SCENARIOS, action, ev, fixture_folder, message, observation, sdk_answers
+from .conftest import SCENARIOS, action, ev, fixture_folder, message, observation, sdk_answers, write_folder
 
 pytestmark = pytest.mark.django_db
 
@@ -361,3 +361,26 @@ def test_the_figures_counted_at_import_match_the_stored_branch(scenario):
     assert (conversation.head_depth, conversation.pending_count, conversation.mismatch_count) == counted
     if scenario == "demo-problems":
         assert counted[1:] == (2, 3)
+
+
+@pytest.mark.parametrize("size", [300, 65_535, 65_536, 65_537, 200_000])
+def test_large_events_arrive_whole_and_too_large_ones_are_refused_with_their_size(tmp_path, settings, size):
+    """Small event files are read without asking their size first; large ones are not."""
+    event = message("m1", None, "")
+    folder = write_folder(tmp_path, [event])
+    (path,) = (folder / "events").glob("event-*.json")
+    event["llm_message"]["content"][0]["text"] = "x" * (size - len(json.dumps(event)))
+    path.write_text(json.dumps(event))
+    assert path.stat().st_size == size
+
+    settings.EVENTVIEWER_MAX_EVENT_BYTES = size
+    run_import(folder)
+    assert Event.objects.get(event_id="m1").payload.raw == path.read_text()
+
+    Conversation.objects.all().delete()
+    settings.EVENTVIEWER_MAX_EVENT_BYTES = size - 1
+    (line,) = refused(folder)
+    assert (
+        line
+        == f"{folder}/events/{path.name}: {size:,} bytes, over the limit of {size - 1:,} (EVENTVIEWER_MAX_EVENT_BYTES)"
+    )
