@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from eventviewer.trajectory import kinds
+from eventviewer.trajectory.events import SUMMARY_LENGTH, one_line
 from eventviewer.trajectory.pairing import Pairing, referenced_actions
 from eventviewer.trajectory.reading import Reading, read
 from eventviewer.trajectory.skeleton import Node, build_skeleton
@@ -80,13 +81,13 @@ class Conversation(models.Model):
         head = Event.objects.values_list("event_id", flat=True).get(pk=self.head_id) if self.head_id else None
         skeleton = build_skeleton(nodes, head)
         del nodes
-        # Only the kept events show a timestamp and a summary.
+        # Only the kept events show a timestamp and a summary (made one clean line here).
         kept = {node["id"]: node for node in skeleton["nodes"]}
         ids = list(kept)
         for start in range(0, len(ids), 500):
             chunk = self.events.filter(event_id__in=ids[start : start + 500])
             for eid, timestamp, summary in chunk.values_list("event_id", "timestamp", "summary"):
-                kept[eid]["timestamp"], kept[eid]["summary"] = timestamp, summary
+                kept[eid]["timestamp"], kept[eid]["summary"] = timestamp, one_line(summary, SUMMARY_LENGTH)
         self.skeleton = skeleton
         self.event_count = self.events.count()
         self.leaf_count = sum(1 for node in skeleton["nodes"] if node["leaf"])
@@ -221,7 +222,7 @@ class Event(models.Model):
     executable = models.BooleanField(default=False)  # an ActionEvent with an `action`
     carries_text = models.BooleanField(default=False)  # thought, reasoning or thinking blocks
     is_error = models.BooleanField(default=False)
-    summary = models.CharField(max_length=300, blank=True)  # one line for lists and the diagram
+    summary = models.CharField(max_length=300, blank=True)  # the start of its text; made one line where shown
     digest = models.CharField(max_length=32)  # of the original bytes: re-imports compare it
 
     objects = EventQuerySet.as_manager()

@@ -389,3 +389,20 @@ def test_an_event_nested_too_deeply_to_lay_out_still_imports_and_shows_as_import
     assert page.status_code == 200 and "hello" in page.content.decode()
     event_page = site.get(f"{result.conversation.get_absolute_url()}events/m1/").content.decode()
     assert path.read_text().replace('"', "&quot;") in event_page  # the raw JSON, escaped
+
+
+def test_a_branch_title_is_one_clean_line_whatever_the_text(site, tmp_path):
+    """Summaries are stored as written and cleaned where they show."""
+    from eventviewer.importer import import_paths
+
+    from .conftest import write_folder
+
+    messy = "\n\n   first\tline\r\nsecond \u202eline\x00 \u2066end" + " padding" * 100
+    events = [message("m1", None, "start"), message("m2", "m1", messy, role="assistant"), message("m3", "m1", "other")]
+    (result,) = import_paths([(write_folder(tmp_path, events), "t")])
+
+    html = site.get(result.conversation.get_absolute_url()).content.decode()
+    (title,) = re.findall(r'<a href="[^"]*\?leaf=m2"[^>]* title="([^"]*)">', html)  # the branch list
+    assert title.startswith("first line second line end padding padding")
+    assert len(title) == 200 and title.endswith("…")
+    assert not any(c in title for c in "\n\r\t\x00\u202e\u2066")

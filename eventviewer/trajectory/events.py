@@ -13,7 +13,8 @@ from typing import Any, NamedTuple
 from . import kinds
 
 MAX_ID_LENGTH = 255
-SUMMARY_LENGTH = 200
+SUMMARY_LENGTH = 200  # characters of a summary shown
+STORED_SUMMARY_LENGTH = 300  # Event.summary's max_length
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # Control characters, and the invisible ones that reorder or hide text (bidi overrides).
 _CONTROL_TO_SPACE = {
@@ -84,7 +85,7 @@ def describe(data: Any) -> Light:
         kind == kinds.ACTION and action is not None,  # executable
         bool(thinking or (thought and _texts(thought)) or (reasoning and not reasoning.isspace())),  # carries_text
         is_error,
-        one_line(summarize(data, kind), SUMMARY_LENGTH),
+        _stored_summary(summarize(data, kind)),
     )
 
 
@@ -117,6 +118,14 @@ def summarize(data: dict[str, Any], kind: str) -> str:
         forgotten = data.get("forgotten_event_ids")
         return f"forgot {len(forgotten) if isinstance(forgotten, list) else 0} events"
     return ""
+
+
+def _stored_summary(text: str) -> str:
+    """The start of an event's summary, as stored: ``one_line`` makes it one clean line
+    where it shows, for the few events shown (for every event, it would cost more than
+    the rest of describe)."""
+    text = text[: STORED_SUMMARY_LENGTH * 4].lstrip()[:STORED_SUMMARY_LENGTH]
+    return text.replace("\x00", "") if "\x00" in text else text
 
 
 def one_line(text: str, limit: int) -> str:
