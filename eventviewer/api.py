@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import wraps
+
 from django.core.paginator import Paginator
 from django.http import HttpRequest, JsonResponse
-from django.views.decorators.http import require_GET
+from django.views.decorators.csrf import csrf_exempt
 
 from eventviewer.forms import EventForm
 from eventviewer.models import Conversation
@@ -15,13 +18,32 @@ def _error(status: int, message: str) -> JsonResponse:
     return JsonResponse({"error": message}, status=status)
 
 
+def _read_only(view: Callable[..., JsonResponse]) -> Callable[..., JsonResponse]:
+    """GET (and HEAD) only; anything else is a JSON 405, like every other API error
+    (CSRF checks would answer a POST with an HTML 403 first: these views change nothing)."""
+
+    @csrf_exempt
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> JsonResponse:
+        if request.method not in ("GET", "HEAD"):
+            response = _error(405, f"{request.method} is not allowed here; use GET")
+            response["Allow"] = "GET, HEAD"
+            return response
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
 def _conversation_json(request: HttpRequest, conversation: Conversation) -> dict:
     return {
         "conversation_id": conversation.conversation_id,
         "title": conversation.title,
         "execution_status": conversation.execution_status,
         "head": conversation.skeleton.get("head"),
-        "head_depth": conversation.head_depth,
+        # The HEAD's depth (0 for a root), as the diagram and branch list count it, and
+        # the number of events on its branch.
+        "head_depth": conversation.head_depth - 1 if conversation.head_id else None,
+        "head_path_length": conversation.head_depth,
         "events": conversation.event_count,
         "branches": conversation.leaf_count,
         "pending": conversation.pending_count,
@@ -35,7 +57,7 @@ def _conversation_json(request: HttpRequest, conversation: Conversation) -> dict
     }
 
 
-@require_GET
+@_read_only
 def conversations(request: HttpRequest) -> JsonResponse:
     try:
         number = int(request.GET.get("page", "1"))
@@ -57,7 +79,7 @@ def conversations(request: HttpRequest) -> JsonResponse:
     )
 
 
-@require_GET
+@_read_only
 def path(request: HttpRequest, conversation_id: str) -> JsonResponse:
     normalized = normalize_conversation_id(conversation_id)
     if normalized is None:

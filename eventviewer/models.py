@@ -43,7 +43,7 @@ class Conversation(models.Model):
     # Figures computed at import, so the list never walks a tree.
     event_count = models.PositiveIntegerField(default=0)
     leaf_count = models.PositiveIntegerField(default=0)
-    head_depth = models.PositiveIntegerField(default=0)
+    head_depth = models.PositiveIntegerField(default=0)  # events on the HEAD branch (its length)
     pending_count = models.PositiveIntegerField(default=0)
     mismatch_count = models.PositiveIntegerField(default=0)
     skeleton = models.JSONField(default=dict, blank=True)  # see trajectory.skeleton

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from django.test import Client
 
 from .conftest import SCENARIOS, fixture_folder, sdk_answers
 
@@ -86,6 +87,14 @@ def test_bad_requests_get_json_errors(api, imported, url, status, message):
     assert message in response.json()["error"]
 
 
+@pytest.mark.parametrize("url", ["/api/conversations/", "/api/conversations/{id}/path/"])
+def test_other_methods_get_a_json_405(imported, open_site, url):
+    url = url.format(id=imported("simple").conversation_id)
+    response = Client(enforce_csrf_checks=True).post(url)
+    assert response.status_code == 405 and response["Allow"] == "GET, HEAD"
+    assert response.json() == {"error": "POST is not allowed here; use GET"}
+
+
 def test_the_list_describes_every_conversation(api, imported):
     for scenario in ("simple", "confirmation-pending"):
         imported(scenario)
@@ -93,6 +102,8 @@ def test_the_list_describes_every_conversation(api, imported):
     assert body["count"] == 2
     pending = next(c for c in body["conversations"] if c["execution_status"] == "waiting_for_confirmation")
     assert (pending["pending"], pending["events"], pending["branches"]) == (2, 6, 1)
+    # The HEAD is the 6th event of a linear conversation: depth 5, as the diagram says.
+    assert (pending["head_depth"], pending["head_path_length"]) == (5, 6)
     assert pending["url"].endswith(f"/c/{pending['conversation_id']}/")
 
 
