@@ -60,17 +60,13 @@ def output(text: str, full: bool = False) -> Output:
     return Output(text, preview, len(lines), True)
 
 
-def pretty(value: Any, fallback: str | None = None) -> str:
-    """``value`` as indented JSON, or ``fallback`` (by default, a pointer to the event
-    page's raw JSON) when it is nested deeper than orjson writes."""
+def pretty(value: Any) -> str:
     if value is None:
         return ""
     try:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
-    except TypeError:
-        if fallback is None:
-            return "(nested too deeply to lay out here: see the raw JSON on the event page)"
-        return fallback
+    except TypeError:  # nested deeper than orjson writes
+        return "(nested too deeply to lay out here: see the raw JSON on the event page)"
 
 
 def build(data: dict[str, Any], full: bool = False) -> Card:

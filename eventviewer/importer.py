@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import gc
 import sys
+import threading
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -29,7 +31,7 @@ from eventviewer.trajectory.skeleton import Node
 from eventviewer.trajectory.tree import Entry, Problem, TreeError, build_tree
 
 BATCH_SIZE = 250  # events per INSERT batch: small enough that parsing and writing overlap
-SWITCH_INTERVAL = 0.0005  # seconds; see import_paths
+SWITCH_INTERVAL = 0.0005  # seconds; see _tuned_for_import
 MAX_PROBLEMS = 50
 
 # The row layout of the import's INSERT: building model instances and compiling an
@@ -69,21 +71,42 @@ def import_paths(paths: Iterable[tuple[Path, str]]) -> list[Imported]:
             problems.append(str(e))
     if problems:
         raise ImportFailed(problems)
-    # An import holds a few objects per event for its whole run; the cyclic garbage
-    # collector would walk them all again and again, and they hold no cycles.
-    collecting = gc.isenabled()
-    gc.disable()
-    # The writer thread lets go of the GIL for every statement it runs, and asks for it
-    # back afterwards: at the default switch interval (5 ms) it would wait that long
-    # each time while this thread parses.
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(min(interval, SWITCH_INTERVAL))
-    try:
+    with _tuned_for_import():
         return _import_all(sources, problems)
+
+
+_tuning = threading.Lock()
+_running = 0  # imports under way in this process
+_saved: tuple[bool, float] = (True, 0.005)  # what the first of them found
+
+
+@contextmanager
+def _tuned_for_import() -> Iterator[None]:
+    """Two process-wide settings for as long as any import runs (a threaded server may
+    run several at once: the first changes them, the last puts them back).
+
+    The cyclic garbage collector is off: an import holds a few objects per event for
+    its whole run, which the collector would walk again and again, and they hold no
+    cycles. The switch interval is short: the writer thread lets go of the GIL for
+    every statement it runs and asks for it back afterwards; at the default 5 ms it
+    would wait that long each time while the parsing thread holds it."""
+    global _running, _saved
+    with _tuning:
+        if _running == 0:
+            _saved = (gc.isenabled(), sys.getswitchinterval())
+            gc.disable()
+            sys.setswitchinterval(min(_saved[1], SWITCH_INTERVAL))
+        _running += 1
+    try:
+        yield
     finally:
-        sys.setswitchinterval(interval)
-        if collecting:
-            gc.enable()
+        with _tuning:
+            _running -= 1
+            if _running == 0:
+                collecting, interval = _saved
+                sys.setswitchinterval(interval)
+                if collecting:
+                    gc.enable()
 
 
 def _import_all(sources: list[ConversationSource], problems: list[str]) -> list[Imported]:
@@ -271,9 +294,10 @@ class _Writer:
             self.previous = light.event_id
         self.depth_of[light.event_id] = depth
         self.written[light.event_id] = (parent_pk, depth)
-        self.pairable[light.event_id] = Pairable(
-            light.event_id, light.kind, light.tool_name, light.tool_call_id, light.action_id, light.executable
-        )
+        if not self.known:  # a first import: the HEAD branch will be all new events
+            self.pairable[light.event_id] = Pairable(
+                light.event_id, light.kind, light.tool_name, light.tool_call_id, light.action_id, light.executable
+            )
         pk = self.pk_of[light.event_id]
         self.rows.append((pk, self.conversation.pk, event.seq, parent_pk, depth, event.digest, *light))
         self.payloads.append((pk, event.packed))
@@ -354,8 +378,9 @@ def _insert(db: Any, rows: list[tuple], payloads: list[tuple[int, bytes]]) -> No
                         copy.write_row(row)
         else:
             limit = db.features.max_query_params or 999
-            _insert_many(cursor.cursor, Event._meta.db_table, COLUMNS, rows, limit)
-            _insert_many(cursor.cursor, EventPayload._meta.db_table, ("event_id", "packed"), payloads, limit)
+            with db.wrap_database_errors:  # as Django's own cursor would: django.db errors
+                _insert_many(cursor.cursor, Event._meta.db_table, COLUMNS, rows, limit)
+                _insert_many(cursor.cursor, EventPayload._meta.db_table, ("event_id", "packed"), payloads, limit)
 
 
 def _insert_many(cursor: Any, table: str, columns: tuple[str, ...], rows: list[tuple], limit: int) -> None:

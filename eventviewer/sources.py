@@ -35,7 +35,7 @@ SEARCH_DEPTH = 4  # how deep below PATH to look for conversation folders
 PARALLEL_FROM = 2000  # event files; below this a worker process costs more than it saves
 CHUNK = 256  # event files per task for the worker
 READ_AHEAD = 65536  # bytes read before asking a file's size
-MAX_NESTING = 254  # the deepest JSON orjson writes back out (an array file's items)
+MAX_NESTING = 254  # the deepest JSON orjson writes back out (an array file's items, the event cards)
 
 
 class SourceError(Exception):
@@ -489,7 +489,10 @@ def _jsonl_lines(files: Files, name: str, where: str, file_cap: int, event_cap: 
 
 
 def _json_array_events(files: Files, name: str, where: str) -> list[RawEvent]:
-    data, _, error = _read_json(files, name, settings.EVENTVIEWER_MAX_FILE_BYTES, "EVENTVIEWER_MAX_FILE_BYTES")
+    # Each item is checked for nesting as it is written out on its own.
+    data, _, error = _read_json(
+        files, name, settings.EVENTVIEWER_MAX_FILE_BYTES, "EVENTVIEWER_MAX_FILE_BYTES", nesting=False
+    )
     if error:
         return [RawEvent(0, where, None, b"", error)]
     if isinstance(data, dict) and isinstance(data.get("events"), list):
@@ -504,7 +507,7 @@ def _array_item(seq: int, where: str, item: Any) -> RawEvent:
     try:
         return RawEvent(seq, where, item, orjson.dumps(item))
     except orjson.JSONEncodeError:
-        return RawEvent(seq, where, item, b"", f"nested deeper than {MAX_NESTING} levels of arrays and objects")
+        return RawEvent(seq, where, item, b"", _TOO_DEEP)
 
 
 # What reading a file on disk or in a zip can raise: a vanished or unreadable file, a
@@ -512,23 +515,39 @@ def _array_item(seq: int, where: str, item: Any) -> RawEvent:
 UNREADABLE = (OSError, EOFError, zipfile.BadZipFile, zlib.error, RuntimeError, NotImplementedError)
 
 
-def _read_json(files: Files, name: str, cap: int, setting: str) -> tuple[Any, bytes, str]:
+def _read_json(files: Files, name: str, cap: int, setting: str, nesting: bool = True) -> tuple[Any, bytes, str]:
     try:
         content = read_capped(files, name, cap)
     except TooBig as e:
         return None, b"", _too_big(e.size, cap, setting)
     except UNREADABLE as e:
         return None, b"", f"cannot be read ({e})"
-    return _parse(content)
+    return _parse(content, nesting)
 
 
-def _parse(content: bytes) -> tuple[Any, bytes, str]:
+def _parse(content: bytes, nesting: bool = True) -> tuple[Any, bytes, str]:
+    """The JSON in ``content``, or why not. With ``nesting``, JSON nested deeper than
+    orjson writes back out (and deep enough to exhaust Python's recursion in ``==``,
+    ``str()`` and the event cards) is refused too."""
     try:
-        # orjson also refuses bytes that are not UTF-8, and nesting deeper than 1,024.
-        data = orjson.loads(content)
+        data = orjson.loads(content)  # which also refuses bytes that are not UTF-8
     except orjson.JSONDecodeError as e:
         return None, b"", f"malformed JSON ({e})"
+    if nesting and content.count(b"[") + content.count(b"{") > MAX_NESTING and not _writable(data):
+        return None, b"", _TOO_DEEP
     return data, content.strip(), ""
+
+
+_TOO_DEEP = f"nested deeper than {MAX_NESTING} levels of arrays and objects"
+
+
+def _writable(data: Any) -> bool:
+    """Whether orjson can write ``data`` out again: it refuses nesting deeper than MAX_NESTING."""
+    try:
+        orjson.dumps(data)
+    except orjson.JSONEncodeError:
+        return False
+    return True
 
 
 def _too_big(size: int, cap: int, setting: str) -> str:

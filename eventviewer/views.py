@@ -330,8 +330,7 @@ def _event_page(request: HttpRequest, scope: Scope, event_id: str) -> HttpRespon
     conversation = scope.conversation
     event = _get_event(conversation, event_id)
     params = _valid(EventForm, request.GET)
-    raw = unpack(EventPayload.objects.values_list("packed", flat=True).get(pk=event.pk))
-    data = orjson.loads(raw)
+    data = orjson.loads(unpack(EventPayload.objects.values_list("packed", flat=True).get(pk=event.pk)))
     leaf = None
     if event.is_tree_node:
         if params["leaf"]:
@@ -346,7 +345,7 @@ def _event_page(request: HttpRequest, scope: Scope, event_id: str) -> HttpRespon
         "scope": scope,
         "event": event,
         "card": cards.build(data, full=True),
-        "raw_json": cards.pretty(data, fallback=raw.decode()),  # as imported, if too deep to lay out
+        "raw_json": cards.pretty(data),
         "leaf": leaf,
         "parent": parent,
         "children": children,

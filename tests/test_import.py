@@ -384,3 +384,22 @@ def test_large_events_arrive_whole_and_too_large_ones_are_refused_with_their_siz
         line
         == f"{folder}/events/{path.name}: {size:,} bytes, over the limit of {size - 1:,} (EVENTVIEWER_MAX_EVENT_BYTES)"
     )
+
+
+def test_overlapping_imports_put_the_process_settings_back_when_the_last_ends():
+    """A threaded server may run imports at once: the first lowers the switch interval
+    and stops the cyclic collector, the last puts both back, in whatever order they end."""
+    import gc
+    import sys
+
+    from eventviewer.importer import _tuned_for_import
+
+    before = sys.getswitchinterval()
+    first, second = _tuned_for_import(), _tuned_for_import()
+    first.__enter__()
+    second.__enter__()
+    assert sys.getswitchinterval() < before and not gc.isenabled()
+    first.__exit__(None, None, None)
+    assert sys.getswitchinterval() < before and not gc.isenabled()  # the second still runs
+    second.__exit__(None, None, None)
+    assert sys.getswitchinterval() == before and gc.isenabled()

@@ -24,15 +24,18 @@ def migrate(target: tuple[str, str]):
 def test_payloads_stored_as_text_are_packed_and_read_back_the_same():
     old = migrate(TEXT_PAYLOADS)
     conversation = old.get_model("eventviewer", "Conversation").objects.create(conversation_id="a" * 32)
-    event = old.get_model("eventviewer", "Event").objects.create(
-        conversation=conversation, event_id="e1", seq=0, depth=0, kind="MessageEvent", digest="d"
-    )
-    old.get_model("eventviewer", "EventPayload").objects.create(event=event, raw=JSON)
+    Event, Payload = old.get_model("eventviewer", "Event"), old.get_model("eventviewer", "EventPayload")
+    texts = {}
+    for seq in range(450):  # more than one chunk of the migration
+        event = Event.objects.create(
+            conversation=conversation, event_id=f"e{seq}", seq=seq, depth=seq, kind="MessageEvent", digest="d"
+        )
+        texts[event.pk] = Payload.objects.create(event=event, raw=JSON.replace("e1", f"e{seq}")).raw
 
     migrate(PACKED_PAYLOADS)
-    assert EventPayload.objects.get(pk=event.pk).raw == JSON
+    assert {p.pk: p.raw for p in EventPayload.objects.all()} == texts
 
     # And back, for a downgrade.
     old = migrate(TEXT_PAYLOADS)
-    assert old.get_model("eventviewer", "EventPayload").objects.get(pk=event.pk).raw == JSON
+    assert dict(old.get_model("eventviewer", "EventPayload").objects.values_list("pk", "raw")) == texts
     migrate(PACKED_PAYLOADS)

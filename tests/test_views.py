@@ -373,24 +373,6 @@ def test_a_corrupt_zip_member_is_a_problem_line(site, tmp_path):
     assert response.status_code == 400 and "cannot be read" in response.content.decode()
 
 
-def test_an_event_nested_too_deeply_to_lay_out_still_imports_and_shows_as_imported(site, tmp_path):
-    from eventviewer.importer import import_paths
-
-    from .conftest import write_folder
-
-    deep = "[" * 600 + '"bottom"' + "]" * 600
-    event = message("m1", None, "hello")
-    folder = write_folder(tmp_path, [event])
-    (path,) = (folder / "events").glob("event-*.json")
-    path.write_text(json.dumps(event)[:-1] + f', "deep": {deep}}}')
-    (result,) = import_paths([(folder, "t")])
-
-    page = site.get(result.conversation.get_absolute_url())
-    assert page.status_code == 200 and "hello" in page.content.decode()
-    event_page = site.get(f"{result.conversation.get_absolute_url()}events/m1/").content.decode()
-    assert path.read_text().replace('"', "&quot;") in event_page  # the raw JSON, escaped
-
-
 def test_a_branch_title_is_one_clean_line_whatever_the_text(site, tmp_path):
     """Summaries are stored as written and cleaned where they show."""
     from eventviewer.importer import import_paths

@@ -3,27 +3,30 @@
 import lz4.block
 from django.db import migrations, models
 
-CHUNK = 2000
+CHUNK = 200  # payloads in memory at once (each up to EVENTVIEWER_MAX_EVENT_BYTES)
+
+
+def _convert(apps, source: str, target: str, convert) -> None:
+    """Rewrite every payload, CHUNK rows at a time in primary key order: no list of
+    keys held, and no more query parameters than any SQLite build allows."""
+    EventPayload = apps.get_model("eventviewer", "EventPayload")
+    last = 0
+    while True:
+        rows = list(EventPayload.objects.filter(pk__gt=last).order_by("pk").only("pk", source)[:CHUNK])
+        if not rows:
+            return
+        for row in rows:
+            setattr(row, target, convert(getattr(row, source)))
+        EventPayload.objects.bulk_update(rows, [target], batch_size=50)
+        last = rows[-1].pk
 
 
 def pack_payloads(apps, schema_editor):
-    EventPayload = apps.get_model("eventviewer", "EventPayload")
-    pks = list(EventPayload.objects.order_by("pk").values_list("pk", flat=True))
-    for start in range(0, len(pks), CHUNK):
-        rows = EventPayload.objects.filter(pk__in=pks[start : start + CHUNK]).only("pk", "raw")
-        for row in rows:
-            row.packed = lz4.block.compress(row.raw.encode())
-        EventPayload.objects.bulk_update(rows, ["packed"])
+    _convert(apps, "raw", "packed", lambda raw: lz4.block.compress(raw.encode()))
 
 
 def unpack_payloads(apps, schema_editor):
-    EventPayload = apps.get_model("eventviewer", "EventPayload")
-    pks = list(EventPayload.objects.order_by("pk").values_list("pk", flat=True))
-    for start in range(0, len(pks), CHUNK):
-        rows = EventPayload.objects.filter(pk__in=pks[start : start + CHUNK]).only("pk", "packed")
-        for row in rows:
-            row.raw = lz4.block.decompress(row.packed).decode()
-        EventPayload.objects.bulk_update(rows, ["raw"])
+    _convert(apps, "packed", "raw", lambda packed: lz4.block.decompress(packed).decode())
 
 
 class Migration(migrations.Migration):

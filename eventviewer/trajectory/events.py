@@ -124,8 +124,12 @@ def _stored_summary(text: str) -> str:
     """The start of an event's summary, as stored: ``one_line`` makes it one clean line
     where it shows, for the few events shown (for every event, it would cost more than
     the rest of describe)."""
-    text = text[: STORED_SUMMARY_LENGTH * 4].lstrip()[:STORED_SUMMARY_LENGTH]
-    return text.replace("\x00", "") if "\x00" in text else text
+    head = text[: STORED_SUMMARY_LENGTH * 4].lstrip()
+    if not head and text:  # nothing but whitespace so far: rare enough to strip it all
+        head = text.lstrip()
+    if len(head) > STORED_SUMMARY_LENGTH:
+        head = head[: STORED_SUMMARY_LENGTH - 1] + "…"  # shows that the text goes on
+    return head.replace("\x00", " ") if "\x00" in head else head
 
 
 def one_line(text: str, limit: int) -> str:
