@@ -139,9 +139,11 @@ def _import(source: ConversationSource) -> Imported:
     if source.problems:
         raise ImportFailed(source.problems)
     conversation, created = Conversation.objects.get_or_create(conversation_id=source.conversation_id)
-    # Concurrent re-imports of one conversation queue here and each event lands once.
-    conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
-    writer = _Writer(conversation)
+    if not created and connection.features.has_select_for_update:
+        # Concurrent re-imports of one conversation queue here and each event lands once.
+        # (A new row is this transaction's until it commits; SQLite has one writer at a time.)
+        conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
+    writer = _Writer(conversation, new=created)
     writer.consume(source.parsed())
     if writer.problems:
         raise ImportFailed(writer.problems)
@@ -184,7 +186,7 @@ def _import(source: ConversationSource) -> Imported:
 class _Writer:
     """Streams new events into the database, checking them as they come."""
 
-    def __init__(self, conversation: Conversation):
+    def __init__(self, conversation: Conversation, new: bool = False):
         self.conversation = conversation
         self.problems: list[str] = []
         self.entries: list[Entry] = []
@@ -206,7 +208,12 @@ class _Writer:
         self.db = connections[DEFAULT_DB_ALIAS]
         self.inserter: ThreadPoolExecutor | None = None
         self.in_flight: Future | None = None
-        rows = conversation.events.order_by("seq").values_list(
+        if not new:
+            self._load_known()
+
+    def _load_known(self) -> None:
+        """What the conversation already holds: a re-import adds only what is new."""
+        rows = self.conversation.events.order_by("seq").values_list(
             "pk",
             "event_id",
             "seq",
