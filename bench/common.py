@@ -71,14 +71,19 @@ def database_version() -> str:
 
 def forget(conversation_ids: list[str]) -> None:
     """Delete earlier copies of these (synthetic) conversations, so imports start fresh."""
-    from django.db import transaction
+    from django.db import connection, transaction
 
     from eventviewer.models import Conversation, Event
 
     with transaction.atomic():
-        for conversation in Conversation.objects.filter(conversation_id__in=conversation_ids):
+        conversations = list(Conversation.objects.filter(conversation_id__in=conversation_ids))
+        for conversation in conversations:
             Event.objects.filter(conversation=conversation).delete()
             conversation.delete()
+    if conversations and connection.vendor == "sqlite":
+        # Give the freed pages back, so the next import grows the file as the first did.
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM")
 
 
 @dataclass
