@@ -150,6 +150,7 @@ def bench_size(size: Size, root: Path, database_url: str, targeted: bool, report
     runs = []
     for _ in range(runs_for(size)):
         forget([folder.name])
+        os.sync()  # the deleted copy's write-back must not compete with the next import
         runs.append(import_in_child(folder, database_url))
     seconds = statistics.median(r.seconds for r in runs)
     peak_rss_mb = max(r.peak_rss_mb for r in runs)
