@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import wraps
 
+import orjson
 from django.core.paginator import Paginator
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from eventviewer.forms import EventForm
@@ -14,17 +15,23 @@ from eventviewer.models import Conversation
 from eventviewer.sources import normalize_conversation_id
 
 
-def _error(status: int, message: str) -> JsonResponse:
-    return JsonResponse({"error": message}, status=status)
+def _json(body: dict, status: int = 200) -> HttpResponse:
+    """A JSON response written by orjson: a 10,000-event branch is a few hundred
+    kilobytes, which the standard library's encoder takes ten times longer to write."""
+    return HttpResponse(orjson.dumps(body), status=status, content_type="application/json")
 
 
-def _read_only(view: Callable[..., JsonResponse]) -> Callable[..., JsonResponse]:
+def _error(status: int, message: str) -> HttpResponse:
+    return _json({"error": message}, status=status)
+
+
+def _read_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     """GET (and HEAD) only; anything else is a JSON 405, like every other API error
     (CSRF checks would answer a POST with an HTML 403 first: these views change nothing)."""
 
     @csrf_exempt
     @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> JsonResponse:
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
         if request.method not in ("GET", "HEAD"):
             response = _error(405, f"{request.method} is not allowed here; use GET")
             response["Allow"] = "GET, HEAD"
@@ -58,7 +65,7 @@ def _conversation_json(request: HttpRequest, conversation: Conversation) -> dict
 
 
 @_read_only
-def conversations(request: HttpRequest) -> JsonResponse:
+def conversations(request: HttpRequest) -> HttpResponse:
     try:
         number = int(request.GET.get("page", "1"))
     except ValueError:
@@ -69,7 +76,7 @@ def conversations(request: HttpRequest) -> JsonResponse:
     if number > max(paginator.num_pages, 1):
         return _error(404, f"there is no page {number}")
     page = paginator.page(number)
-    return JsonResponse(
+    return _json(
         {
             "count": paginator.count,
             "page": number,
@@ -80,7 +87,7 @@ def conversations(request: HttpRequest) -> JsonResponse:
 
 
 @_read_only
-def path(request: HttpRequest, conversation_id: str) -> JsonResponse:
+def path(request: HttpRequest, conversation_id: str) -> HttpResponse:
     normalized = normalize_conversation_id(conversation_id)
     if normalized is None:
         return _error(400, f"{conversation_id!r} is not a conversation id (32 hex digits, or a dashed UUID)")
@@ -124,4 +131,4 @@ def path(request: HttpRequest, conversation_id: str) -> JsonResponse:
         body["mismatched_observations"] = [
             {"id": eid, "code": m.code, "reason": m.reason} for eid, m in reading.pairing.mismatched.items()
         ]
-    return JsonResponse(body)
+    return _json(body)

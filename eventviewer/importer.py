@@ -170,6 +170,7 @@ def _import(source: ConversationSource) -> Imported:
     head_branch = None
     if not writer.known and head is not None and conversation.head_id == writer.pk_of[head]:
         head_branch = writer.head_branch(tree, head)  # no need to read back what was just written
+    event_count = len(writer.entries)
     del writer, tree  # the nodes (and the HEAD branch) are all the figures need
     agent = state.get("agent") if isinstance(state.get("agent"), dict) else {}
     llm = agent.get("llm") if isinstance(agent.get("llm"), dict) else {}
@@ -179,7 +180,7 @@ def _import(source: ConversationSource) -> Imported:
     conversation.source = source.where[:1000]
     if not created and added:
         conversation.imported_at = timezone.now()
-    conversation.refresh_figures(nodes, head_branch)
+    conversation.refresh_figures(nodes, head_branch, event_count)
     return Imported(conversation, created, added)
 
 
@@ -360,7 +361,7 @@ class _Writer:
         path.reverse()
         actions = self.pairable
         elsewhere = {a for a in referenced_actions(path) if a in actions and actions[a].kind == kinds.ACTION}
-        return HeadBranch(len(path), pair(path, elsewhere))
+        return HeadBranch(head, len(path), pair(path, elsewhere))
 
     def fix_forward_references(self, tree: Any) -> None:
         """Correct the rows whose parent came later in the log than they did."""

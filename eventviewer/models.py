@@ -18,6 +18,7 @@ from eventviewer.trajectory.skeleton import Node, build_skeleton
 
 
 class HeadBranch(NamedTuple):
+    leaf: str  # the HEAD event's id
     length: int  # events on the branch
     pairing: Pairing
 
@@ -69,16 +70,21 @@ class Conversation(models.Model):
     def branch_count(self) -> int:
         return self.leaf_count
 
-    def refresh_figures(self, nodes: list[Node] | None = None, head_branch: HeadBranch | None = None) -> None:
+    def refresh_figures(
+        self, nodes: list[Node] | None = None, head_branch: HeadBranch | None = None, event_count: int | None = None
+    ) -> None:
         """Recompute the skeleton and the list's figures.
 
-        Called after every import (which passes the tree it already holds as
-        ``nodes``, and the HEAD branch when it holds all of it) and HEAD change (which
-        reads the light columns of every event, and the branch).
+        Called after every import (which passes what it already holds: the tree as
+        ``nodes``, the number of events, and the HEAD branch when all of it is new) and
+        HEAD change (which reads the light columns of every event, and the branch).
         """
         if nodes is None:
             nodes = self._tree_nodes()
-        head = Event.objects.values_list("event_id", flat=True).get(pk=self.head_id) if self.head_id else None
+        if head_branch is not None:
+            head = head_branch.leaf
+        else:
+            head = Event.objects.values_list("event_id", flat=True).get(pk=self.head_id) if self.head_id else None
         skeleton = build_skeleton(nodes, head)
         del nodes
         # Only the kept events show a timestamp and a summary (made one clean line here).
@@ -89,11 +95,11 @@ class Conversation(models.Model):
             for eid, timestamp, summary in chunk.values_list("event_id", "timestamp", "summary"):
                 kept[eid]["timestamp"], kept[eid]["summary"] = timestamp, one_line(summary, SUMMARY_LENGTH)
         self.skeleton = skeleton
-        self.event_count = self.events.count()
+        self.event_count = self.events.count() if event_count is None else event_count
         self.leaf_count = sum(1 for node in skeleton["nodes"] if node["leaf"])
         if head_branch is None and self.head_id:
             reading = self.read_path(self.head)
-            head_branch = HeadBranch(len(reading.path), reading.pairing)
+            head_branch = HeadBranch(head, len(reading.path), reading.pairing)
         self.head_depth = head_branch.length if head_branch else 0
         self.pending_count = len(head_branch.pairing.pending) if head_branch else 0
         self.mismatch_count = len(head_branch.pairing.mismatched) if head_branch else 0
