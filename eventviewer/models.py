@@ -3,6 +3,7 @@ from __future__ import annotations
 import secrets
 from datetime import datetime
 from typing import NamedTuple
+from urllib.parse import quote, urlencode
 
 import lz4.block
 from django.conf import settings
@@ -15,6 +16,14 @@ from eventviewer.trajectory.events import SUMMARY_LENGTH, one_line
 from eventviewer.trajectory.pairing import Pairing, referenced_actions
 from eventviewer.trajectory.reading import Reading, read
 from eventviewer.trajectory.skeleton import Node, build_skeleton
+
+
+def event_path(event_id: str) -> str:
+    """An event page's path below its conversation's (or share link's) URL. An id that
+    a browser would read as a dot segment ("." or "..") and drop goes in the query."""
+    if event_id in (".", ".."):
+        return f"events/?{urlencode({'id': event_id})}"
+    return f"events/{quote(event_id, safe='')}/"
 
 
 class HeadBranch(NamedTuple):
@@ -245,7 +254,7 @@ class Event(models.Model):
         return f"{self.kind} {self.event_id}"
 
     def get_absolute_url(self) -> str:
-        return reverse("eventviewer:event", args=[self.conversation.conversation_id, self.event_id])
+        return self.conversation.get_absolute_url() + event_path(self.event_id)
 
     @property
     def is_tree_node(self) -> bool:

@@ -10,12 +10,14 @@ app_patterns = [
     path("c/<str:conversation_id>/", views.conversation, name="conversation"),
     path("c/<str:conversation_id>/diagram.svg", views.diagram_svg, name="diagram"),
     path("c/<str:conversation_id>/events/<path:event_id>/", views.event_detail, name="event"),
+    path("c/<str:conversation_id>/events/", views.event_detail, name="event-by-query"),  # ?id=. or ?id=..
     path("c/<str:conversation_id>/head/", views.set_head, name="set-head"),
     path("c/<str:conversation_id>/share/", views.share_create, name="share-create"),
     path("c/<str:conversation_id>/share/<int:pk>/revoke/", views.share_revoke, name="share-revoke"),
     path("s/<str:token>/", views.shared_conversation, name="share"),
     path("s/<str:token>/diagram.svg", views.shared_diagram, name="share-diagram"),
     path("s/<str:token>/events/<path:event_id>/", views.shared_event, name="share-event"),
+    path("s/<str:token>/events/", views.shared_event, name="share-event-by-query"),
     path("api/conversations/", api.conversations, name="api-conversations"),
     path("api/conversations/<str:conversation_id>/path/", api.path, name="api-path"),
 ]

@@ -3,7 +3,7 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import quote, urlencode
+from urllib.parse import urlencode
 
 import orjson
 from django import forms
@@ -26,7 +26,7 @@ from django.views.decorators.vary import vary_on_headers
 from eventviewer import cards
 from eventviewer.forms import ConversationListForm, EventForm, HeadForm, PathForm, ShareForm, UploadForm
 from eventviewer.importer import ImportFailed, import_paths
-from eventviewer.models import Conversation, Event, EventPayload, PathEvent, ShareLink, unpack
+from eventviewer.models import Conversation, Event, EventPayload, PathEvent, ShareLink, event_path, unpack
 from eventviewer.sources import normalize_conversation_id
 from eventviewer.trajectory import diagram
 from eventviewer.trajectory.pairing import Mismatch
@@ -106,8 +106,8 @@ class Scope:
         return self.base + (f"?{query}" if query else "")
 
     def event_url(self, event_id: str, leaf: str | None = None) -> str:
-        url = f"{self.base}events/{quote(event_id, safe='')}/"
-        return url + (f"?{urlencode({'leaf': leaf})}" if leaf else "")
+        url = self.base + event_path(event_id)
+        return url + (f"{'&' if '?' in url else '?'}{urlencode({'leaf': leaf})}" if leaf else "")
 
     def diagram_url(self, leaf: str | None = None) -> str:
         return f"{self.base}diagram.svg" + (f"?{urlencode({'leaf': leaf})}" if leaf else "")
@@ -365,8 +365,14 @@ def _branch_through(conversation: Conversation, event: Event, path_ids: list[str
 
 
 @require_GET
-def event_detail(request: HttpRequest, conversation_id: str, event_id: str) -> HttpResponse:
-    return _event_page(request, Scope(_get_conversation(conversation_id)), event_id)
+def event_detail(request: HttpRequest, conversation_id: str, event_id: str | None = None) -> HttpResponse:
+    return _event_page(request, Scope(_get_conversation(conversation_id)), _event_id(request, event_id))
+
+
+def _event_id(request: HttpRequest, event_id: str | None) -> str:
+    """The event of an event page: in its path, or for "." and ".." in ``?id=``
+    (see models.event_path)."""
+    return event_id if event_id is not None else request.GET.get("id", "")
 
 
 def _diagram_response(scope: Scope, request: HttpRequest) -> HttpResponse:
@@ -468,8 +474,8 @@ def shared_conversation(request: HttpRequest, scope: Scope) -> HttpResponse:
 
 @require_GET
 @_shared
-def shared_event(request: HttpRequest, scope: Scope, event_id: str) -> HttpResponse:
-    return _event_page(request, scope, event_id)
+def shared_event(request: HttpRequest, scope: Scope, event_id: str | None = None) -> HttpResponse:
+    return _event_page(request, scope, _event_id(request, event_id))
 
 
 @require_GET

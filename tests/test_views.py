@@ -10,7 +10,7 @@ from xml.etree import ElementTree
 import pytest
 from django.test import override_settings
 
-from eventviewer.models import Conversation
+from eventviewer.models import Conversation, ShareLink
 
 from .conftest import action, fixture_folder, message, observation
 
@@ -388,3 +388,33 @@ def test_a_branch_title_is_one_clean_line_whatever_the_text(site, tmp_path):
     assert title.startswith("first line second line end padding padding")
     assert len(title) == 200 and title.endswith("…")
     assert not any(c in title for c in "\n\r\t\x00\u202e\u2066")
+
+
+def test_events_named_like_dot_segments_have_pages_a_browser_can_open(site, tmp_path):
+    """A browser drops "." and ".." path segments: those ids go in the query instead."""
+    import html as html_module
+    from urllib.parse import urlsplit
+
+    from eventviewer.importer import import_paths
+
+    ids = [".", "..", "a/../b"]
+    path = tmp_path / "dots.jsonl"
+    events = [message(".", None, "first"), message("..", ".", "second"), message("a/../b", "..", "third")]
+    path.write_text("\n".join(json.dumps(e) for e in events))
+    (result,) = import_paths([(path, "dots.jsonl")])
+
+    page = site.get(result.conversation.get_absolute_url()).content.decode()
+    links = {html_module.unescape(h) for h in re.findall(r'href="([^"]*/events/[^"]*)"', page)}
+    shown = set()
+    for link in links:
+        assert not {".", ".."} & set(urlsplit(link).path.split("/")), link
+        event_page = site.get(link).content.decode()
+        shown.add(
+            html_module.unescape(re.search(r'<h1>MessageEvent <span class="mono muted">(.*?)</span>', event_page)[1])
+        )
+    assert shown == set(ids)
+    for event in result.conversation.events.all():
+        assert event.event_id in html_module.unescape(site.get(event.get_absolute_url()).content.decode())
+    share = ShareLink.objects.create(conversation=result.conversation)
+    shared = site.get(share.get_absolute_url() + "events/?id=..").content.decode()
+    assert re.search(r'<h1>MessageEvent <span class="mono muted">(.*?)</span>', shared)[1] == ".."
