@@ -18,12 +18,15 @@ from eventviewer.trajectory.reading import Reading, read
 from eventviewer.trajectory.skeleton import Node, build_skeleton
 
 
-def event_path(event_id: str) -> str:
-    """An event page's path below its conversation's (or share link's) URL. An id that
-    a browser would read as a dot segment ("." or "..") and drop goes in the query."""
-    if event_id in (".", ".."):
-        return f"events/?{urlencode({'id': event_id})}"
-    return f"events/{quote(event_id, safe='')}/"
+def event_path(event_id: str, leaf: str | None = None) -> str:
+    """An event page's path below its conversation's (or share link's) URL, with the
+    branch to go back to. An id that a browser would read as a dot segment ("." or
+    "..") and drop goes in the query."""
+    query = {"id": event_id} if event_id in (".", "..") else {}
+    path = "events/" if query else f"events/{quote(event_id, safe='')}/"
+    if leaf:
+        query["leaf"] = leaf
+    return path + (f"?{urlencode(query)}" if query else "")
 
 
 class HeadBranch(NamedTuple):

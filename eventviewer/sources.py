@@ -36,6 +36,7 @@ PARALLEL_FROM = 2000  # event files; below this a worker process costs more than
 CHUNK = 256  # event files per task for the worker
 READ_AHEAD = 65536  # bytes read before asking a file's size
 MAX_NESTING = 254  # the deepest JSON orjson writes back out (an array file's items, the event cards)
+_TOO_DEEP = f"nested deeper than {MAX_NESTING} levels of arrays and objects"
 
 
 class SourceError(Exception):
@@ -536,9 +537,6 @@ def _parse(content: bytes, nesting: bool = True) -> tuple[Any, bytes, str]:
     if nesting and content.count(b"[") + content.count(b"{") > MAX_NESTING and not _writable(data):
         return None, b"", _TOO_DEEP
     return data, content.strip(), ""
-
-
-_TOO_DEEP = f"nested deeper than {MAX_NESTING} levels of arrays and objects"
 
 
 def _writable(data: Any) -> bool:

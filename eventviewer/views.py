@@ -106,8 +106,7 @@ class Scope:
         return self.base + (f"?{query}" if query else "")
 
     def event_url(self, event_id: str, leaf: str | None = None) -> str:
-        url = self.base + event_path(event_id)
-        return url + (f"{'&' if '?' in url else '?'}{urlencode({'leaf': leaf})}" if leaf else "")
+        return self.base + event_path(event_id, leaf)
 
     def diagram_url(self, leaf: str | None = None) -> str:
         return f"{self.base}diagram.svg" + (f"?{urlencode({'leaf': leaf})}" if leaf else "")

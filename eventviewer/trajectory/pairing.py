@@ -17,7 +17,7 @@ from .kinds import ACTION, ACTION_RESULTS, AGENT_ERROR
 
 
 class EventLike(Protocol):
-    """What pairing reads of an event (projection.EventLike has all of it)."""
+    """What pairing reads of an event (projection.EventLike adds what reading needs)."""
 
     event_id: str
     kind: str

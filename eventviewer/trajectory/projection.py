@@ -13,19 +13,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from . import pairing
 from .kinds import ACTION, LLM_VISIBLE, role_of
 
 
-class EventLike(Protocol):
-    event_id: str
-    kind: str
+class EventLike(pairing.EventLike, Protocol):
+    """What reading a branch needs of an event: what pairing reads, and these."""
+
     source: str
     role: str  # a MessageEvent's llm_message.role, else ""
-    tool_name: str
-    tool_call_id: str
-    action_id: str
     llm_response_id: str
-    executable: bool  # an ActionEvent with an ``action`` (not an invalid call)
     carries_text: bool  # an ActionEvent with thought, reasoning or thinking blocks
 
 
