@@ -12,13 +12,23 @@ APT_PACKAGES_TEST := graphviz chromium fonts-dejavu-core
 
 .PHONY: run test test-postgres install system-run system-test postgres demo screenshots bench lint clean
 
-run: install system-run
-	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py import_conversation demo --base-url http://127.0.0.1:$(PORT)
+# make run serves like production (DEBUG off: our own error pages, WhiteNoise for static
+# files) but on 127.0.0.1 over plain HTTP, with the login requirement off.
+RUN_ENV = DEBUG=false SECRET_KEY="$$(cat $(VENV)/secret-key)" ALLOWED_HOSTS=127.0.0.1,localhost \
+	SECURE_SSL_REDIRECT=false SECURE_COOKIES=false SECURE_HSTS_SECONDS=0 EVENTVIEWER_REQUIRE_LOGIN=false
+
+run: install system-run $(VENV)/secret-key
+	$(RUN_ENV) $(BIN)/python manage.py migrate --noinput
+	$(RUN_ENV) $(BIN)/python manage.py collectstatic --noinput --verbosity 0
+	$(RUN_ENV) $(BIN)/python manage.py import_conversation demo --base-url http://127.0.0.1:$(PORT)
 	@echo ""
 	@echo "  eventviewer is running at http://127.0.0.1:$(PORT)/   (Ctrl-C to stop)"
 	@echo ""
-	EVENTVIEWER_REQUIRE_LOGIN=false $(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
+	$(RUN_ENV) $(BIN)/python manage.py runserver --noreload 127.0.0.1:$(PORT)
+
+# A local secret for make run's sessions, made once.
+$(VENV)/secret-key: | install
+	$(BIN)/python -c "import secrets; print(secrets.token_urlsafe(50))" > $@
 
 test: install system-test
 	$(BIN)/python -m pytest

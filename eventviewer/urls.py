@@ -31,3 +31,6 @@ urlpatterns = [
     path("", include((app_patterns, "eventviewer"))),
 ]
 handler400 = "eventviewer.views.bad_request"
+handler403 = "eventviewer.views.permission_denied"
+handler404 = "eventviewer.views.page_not_found"
+handler500 = "eventviewer.views.server_error"

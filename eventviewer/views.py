@@ -16,6 +16,8 @@ from django.core.paginator import Paginator
 from django.db import transaction
 from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse
+from django.urls import Resolver404
+from django.template import loader
 from django.shortcuts import get_object_or_404, redirect, render
 from django.templatetags.static import static
 from django.utils import timezone
@@ -294,7 +296,7 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
             match |= Q(conversation_id__startswith=as_id)
         conversations = conversations.filter(match)
     conversations = conversations.order_by(*form.ordering()).defer("skeleton", "base_state")
-    page = Paginator(conversations, 50).get_page(form.cleaned_data["page"] or 1)
+    page = Paginator(conversations, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(form.cleaned_data["page"] or 1)
     sort = form.cleaned_data["sort"] or "imported"
     direction = form.cleaned_data["dir"] or ("asc" if sort == "title" else "desc")
     columns = []
@@ -519,6 +521,50 @@ def favicon(request: HttpRequest) -> HttpResponse:
     return redirect(static("eventviewer/favicon.svg"), permanent=True)
 
 
+ERROR_TITLES = {400: "Bad request", 403: "Forbidden", 404: "Not found"}
+ERROR_MESSAGES = {
+    400: "That request did not make sense.",
+    403: "You are not allowed to do that.",
+    404: "There is nothing at this address.",
+}
+
+
+def _error_page(request: HttpRequest, exception: Exception | None, status: int) -> HttpResponse:
+    """Our own error page. The message is the exception's only when it is one of ours,
+    written for the user (BadRequest, PermissionDenied, Http404 with a text); never the
+    URL resolver's internals."""
+    message = ERROR_MESSAGES[status]
+    if exception is not None and not isinstance(exception, Resolver404) and exception.args:
+        if isinstance(exception.args[0], str) and exception.args[0]:
+            message = exception.args[0]
+    context = {"status": status, "title": ERROR_TITLES[status], "message": message, **_back_link(request)}
+    return render(request, "error.html", context, status=status)
+
+
+def _back_link(request: HttpRequest) -> dict[str, str]:
+    """Where an error page sends the reader: a reviewer back to the shared view they came
+    from (they cannot open the list), everyone else to the conversations."""
+    parts = request.path_info.split("/")
+    if len(parts) > 3 and parts[1] == "s":
+        share = ShareLink.objects.filter(token=parts[2]).first()
+        if share is not None and share.is_active:
+            return {"back_url": share.get_absolute_url(), "back_label": "Back to the shared conversation"}
+        return {"back_url": "", "back_label": ""}
+    return {"back_url": "/", "back_label": "Back to the conversations"}
+
+
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
-    """400 with the reason: our BadRequest messages only describe the query itself."""
-    return render(request, "400.html", {"exception": str(exception)}, status=400)
+    return _error_page(request, exception, 400)
+
+
+def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
+    return _error_page(request, exception, 403)
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    return _error_page(request, exception, 404)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    # Nothing that could fail again: no context processors, no database.
+    return HttpResponse(loader.get_template("500.html").render(), status=500)

@@ -61,6 +61,26 @@ def test_the_list_sorts_by_a_column_both_ways(site, imported):
     assert 'aria-sort="ascending"' in asc
 
 
+def test_sort_headers_and_pager_links_are_single_query_strings(site, imported):
+    for scenario in ("simple", "errors"):
+        imported(scenario)
+    with override_settings(EVENTVIEWER_LIST_PAGE_SIZE=1):
+        html = site.get("/", {"sort": "events", "dir": "asc"}).content.decode()
+        hrefs = re.findall(r'href="(\?[^"]*)"', html)
+        assert hrefs and not any(h.startswith("??") or "%3F" in h for h in hrefs)
+        older = re.search(r'href="(\?[^"]*)">older', html).group(1).replace("&amp;", "&")
+        second = site.get("/" + older).content.decode()
+    assert "page 2 of 2" in second and "hello.txt" not in second
+
+
+def test_an_unknown_address_gets_our_own_404_page(site):
+    response = site.get("/no/such/page/")
+    html = response.content.decode()
+    assert response.status_code == 404
+    assert "There is nothing at this address." in html and "Back to the conversations" in html
+    assert "Resolver404" not in html and "tried" not in html
+
+
 @pytest.mark.parametrize("query", [{"sort": "nonsense"}, {"dir": "sideways"}, {"page": "0"}, {"q": "x" * 201}])
 def test_a_bad_list_query_is_a_400_with_a_reason(site, query):
     response = site.get("/", query)
