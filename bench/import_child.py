@@ -23,7 +23,7 @@ from common import setup_django
 def main() -> None:
     folder = Path(sys.argv[1])
     setup_django(os.environ["DATABASE_URL"])
-    from eventviewer.importer import import_paths
+    from eventviewer.imports.importer import import_paths
     from eventviewer.models import Conversation
 
     Conversation.objects.filter(conversation_id="").exists()  # connects, and warms the ORM up

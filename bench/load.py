@@ -60,7 +60,7 @@ def prepare(workdir: Path, events: int) -> tuple[str, str, list[str]]:
     setup_django(database_url, migrate=True)
     from django.db import connections
 
-    from eventviewer.importer import import_paths
+    from eventviewer.imports.importer import import_paths
 
     folder = generate(workdir / "conversations", events)
     (result,) = import_paths([(folder, str(folder))])

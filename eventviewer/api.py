@@ -6,13 +6,14 @@ from collections.abc import Callable
 from functools import wraps
 
 import orjson
+from django.core.exceptions import BadRequest
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from eventviewer.forms import EventForm
+from eventviewer.lookups import get_conversation, get_leaf, valid
 from eventviewer.models import Conversation
-from eventviewer.sources import normalize_conversation_id
 
 
 def _json(body: dict, status: int = 200) -> HttpResponse:
@@ -27,7 +28,8 @@ def _error(status: int, message: str) -> HttpResponse:
 
 def _read_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     """GET (and HEAD) only; anything else is a JSON 405, like every other API error
-    (CSRF checks would answer a POST with an HTML 403 first: these views change nothing)."""
+    (CSRF checks would answer a POST with an HTML 403 first: these views change nothing).
+    The lookups' 400s and 404s become JSON too."""
 
     @csrf_exempt
     @wraps(view)
@@ -36,7 +38,12 @@ def _read_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]
             response = _error(405, f"{request.method} is not allowed here; use GET")
             response["Allow"] = "GET, HEAD"
             return response
-        return view(request, *args, **kwargs)
+        try:
+            return view(request, *args, **kwargs)
+        except BadRequest as e:
+            return _error(400, str(e))
+        except Http404 as e:
+            return _error(404, str(e))
 
     return wrapper
 
@@ -88,24 +95,9 @@ def conversations(request: HttpRequest) -> HttpResponse:
 
 @_read_only
 def path(request: HttpRequest, conversation_id: str) -> HttpResponse:
-    normalized = normalize_conversation_id(conversation_id)
-    if normalized is None:
-        return _error(400, f"{conversation_id!r} is not a conversation id (32 hex digits, or a dashed UUID)")
-    conversation = Conversation.objects.filter(conversation_id=normalized).first()
-    if conversation is None:
-        return _error(404, f"there is no conversation {normalized}")
-    form = EventForm(request.GET)
-    if not form.is_valid():
-        return _error(400, "leaf: " + " ".join(form.errors["leaf"]))
-    leaf_id = form.cleaned_data["leaf"]
-    if leaf_id:
-        leaf = conversation.events.light().filter(event_id=leaf_id).first()
-        if leaf is None:
-            return _error(404, f"conversation {normalized} has no event {leaf_id!r}")
-        if leaf.depth is None:
-            return _error(400, f"event {leaf_id!r} is a {leaf.kind}, which is not on any branch")
-    else:
-        leaf = conversation.head
+    conversation = get_conversation(conversation_id)
+    params = valid(EventForm, request.GET)
+    leaf = get_leaf(conversation, params["leaf"])
     body = {
         "conversation": conversation.conversation_id,
         "head": conversation.skeleton.get("head"),

@@ -3,7 +3,7 @@
 from collections.abc import Callable
 
 from django.conf import settings
-from django.contrib.auth.views import redirect_to_login
+from django.contrib.auth.middleware import LoginRequiredMiddleware
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 # No inline script or style anywhere: htmx and our own script load from /static/.
@@ -11,10 +11,6 @@ CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; "
     "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
-
-# Reachable without an account: logging in, static files, reviewers' share links,
-# and the admin (which asks for a staff login itself).
-PUBLIC_PREFIXES = ("/accounts/login/", "/static/", "/s/", "/admin/", "/favicon.ico")
 
 Middleware = Callable[[HttpRequest], HttpResponse]
 
@@ -29,16 +25,17 @@ def content_security_policy(get_response: Middleware) -> Middleware:
     return middleware
 
 
-def login_required(get_response: Middleware) -> Middleware:
-    def middleware(request: HttpRequest) -> HttpResponse:
-        if (
-            settings.EVENTVIEWER_REQUIRE_LOGIN
-            and not request.user.is_authenticated
-            and not request.path_info.startswith(PUBLIC_PREFIXES)
-        ):
-            if request.path_info.startswith("/api/"):
-                return JsonResponse({"error": "authentication required: log in first"}, status=401)
-            return redirect_to_login(request.get_full_path())
-        return get_response(request)
+class LoginRequired(LoginRequiredMiddleware):
+    """Django's LoginRequiredMiddleware (views marked ``login_not_required`` are public:
+    logging in, share links), switched by EVENTVIEWER_REQUIRE_LOGIN. The API answers a
+    JSON 401 instead of a redirect, and the admin asks for its own staff login."""
 
-    return middleware
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        if not settings.EVENTVIEWER_REQUIRE_LOGIN or request.resolver_match.namespace == "admin":
+            return None
+        return super().process_view(request, view_func, view_args, view_kwargs)
+
+    def handle_no_permission(self, request, view_func):
+        if request.path_info.startswith("/api/"):
+            return JsonResponse({"error": "authentication required: log in first"}, status=401)
+        return super().handle_no_permission(request, view_func)

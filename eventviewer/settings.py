@@ -70,7 +70,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "eventviewer.middleware.content_security_policy",
-    "eventviewer.middleware.login_required",
+    "eventviewer.middleware.LoginRequired",
 ]
 
 if not DEBUG:
@@ -176,6 +176,8 @@ EVENTVIEWER_MAX_ZIP_MEMBERS = envint("EVENTVIEWER_MAX_ZIP_MEMBERS", "250000")
 EVENTVIEWER_MAX_ZIP_BYTES = envint("EVENTVIEWER_MAX_ZIP_BYTES", str(4 * 1024 * 1024 * 1024))
 EVENTVIEWER_PAGE_SIZE = envint("EVENTVIEWER_PAGE_SIZE", "60")
 EVENTVIEWER_LIST_PAGE_SIZE = envint("EVENTVIEWER_LIST_PAGE_SIZE", "50")
+# Drawn diagrams stay valid until the conversation changes; this only bounds their life.
+EVENTVIEWER_DIAGRAM_CACHE_SECONDS = envint("EVENTVIEWER_DIAGRAM_CACHE_SECONDS", "3600")
 
 LOGGING = {
     "version": 1,

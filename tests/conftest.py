@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from eventviewer.importer import import_paths
+from eventviewer.imports.importer import import_paths
 from eventviewer.models import Conversation
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "openhands-sdk"

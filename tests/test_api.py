@@ -71,7 +71,7 @@ def test_a_dashed_uuid_is_accepted(api, imported):
     ("url", "status", "message"),
     [
         ("/api/conversations/not-an-id/path/", 400, "is not a conversation id"),
-        (f"/api/conversations/{'0' * 32}/path/", 404, "there is no conversation"),
+        (f"/api/conversations/{'0' * 32}/path/", 404, "There is no conversation"),
         ("/api/conversations/{cid}/path/?leaf=nope", 404, "has no event 'nope'"),
         ("/api/conversations/{cid}/path/?leaf=" + "x" * 300, 400, "leaf:"),
         ("/api/conversations/{cid}/path/?leaf=a%00b", 400, "control characters"),

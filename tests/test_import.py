@@ -392,7 +392,7 @@ def test_overlapping_imports_put_the_process_settings_back_when_the_last_ends():
     import gc
     import sys
 
-    from eventviewer.importer import _tuned_for_import
+    from eventviewer.imports.importer import _tuned_for_import
 
     before = sys.getswitchinterval()
     first, second = _tuned_for_import(), _tuned_for_import()

@@ -7,7 +7,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from eventviewer.importer import import_paths
+from eventviewer.imports.importer import import_paths
 from eventviewer.templatetags.eventviewer import markdown
 
 from .hostile import HOSTILE_ID, MARK, write_hostile

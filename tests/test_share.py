@@ -220,7 +220,7 @@ def test_a_reviewer_can_go_to_the_conversations_head(reviewer, branching, other_
 
 
 def test_importing_again_keeps_a_head_chosen_here(user_client, branching, other_leaf):
-    from eventviewer.importer import import_paths
+    from eventviewer.imports.importer import import_paths
 
     from .conftest import fixture_folder
 

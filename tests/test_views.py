@@ -205,7 +205,7 @@ def test_long_output_is_truncated_with_a_way_to_see_all(site, folder):
     path = folder(
         [message("m1", None, "go"), action("a1", "m1", "c1"), observation("o1", "a1", "a1", "c1", text=long_text)]
     )
-    from eventviewer.importer import import_paths
+    from eventviewer.imports.importer import import_paths
 
     (result,) = import_paths([(path, "t")])
     page = site.get(result.conversation.get_absolute_url()).content.decode()
@@ -344,7 +344,7 @@ def test_absurdly_nested_tool_arguments_still_render(site, folder):
     call = action("a1", "m1", "c1")
     call["tool_call"]["arguments"] = nested
     path = folder([message("m1", None, "go"), call])
-    from eventviewer.importer import import_paths
+    from eventviewer.imports.importer import import_paths
 
     (result,) = import_paths([(path, "t")])
     response = site.get(result.conversation.get_absolute_url())
@@ -352,7 +352,7 @@ def test_absurdly_nested_tool_arguments_still_render(site, folder):
 
 
 def test_huge_arguments_and_messages_are_cut_on_the_page_and_whole_on_the_event_page(site, folder):
-    from eventviewer.importer import import_paths
+    from eventviewer.imports.importer import import_paths
 
     call = action("a1", "m1", "c1")
     call["tool_call"]["arguments"] = json.dumps({"file_text": "\n".join(f"row {i}" for i in range(5000))})
@@ -364,7 +364,7 @@ def test_huge_arguments_and_messages_are_cut_on_the_page_and_whole_on_the_event_
 
 
 def test_an_impossible_timestamp_is_shown_as_text(site, folder):
-    from eventviewer.importer import import_paths
+    from eventviewer.imports.importer import import_paths
 
     odd = message("m1", None, "hi")
     odd["timestamp"] = "9999-12-31T23:59:59-23:59"
@@ -395,7 +395,7 @@ def test_a_corrupt_zip_member_is_a_problem_line(site, tmp_path):
 
 def test_a_branch_title_is_one_clean_line_whatever_the_text(site, tmp_path):
     """Summaries are stored as written and cleaned where they show."""
-    from eventviewer.importer import import_paths
+    from eventviewer.imports.importer import import_paths
 
     from .conftest import write_folder
 
@@ -415,7 +415,7 @@ def test_events_named_like_dot_segments_have_pages_a_browser_can_open(site, tmp_
     import html as html_module
     from urllib.parse import urlsplit
 
-    from eventviewer.importer import import_paths
+    from eventviewer.imports.importer import import_paths
 
     ids = [".", "..", "a/../b"]
     path = tmp_path / "dots.jsonl"

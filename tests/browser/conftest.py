@@ -15,7 +15,7 @@ import pytest
 from django.core.cache import cache
 from playwright.sync_api import expect
 
-from eventviewer.importer import import_paths
+from eventviewer.imports.importer import import_paths
 from eventviewer.models import Conversation
 
 CHROMIUM = Path("/usr/bin/chromium")

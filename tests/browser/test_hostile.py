@@ -8,7 +8,7 @@ from urllib.parse import quote_plus
 import pytest
 from playwright.sync_api import expect
 
-from eventviewer.importer import import_paths
+from eventviewer.imports.importer import import_paths
 
 from ..hostile import HOSTILE_ID, MARK, PAYLOADS, hostile_events
 from .conftest import assert_not_reloaded, diagram_link, last_event_id, mark_page

@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from eventviewer.importer import import_paths
+from eventviewer.imports.importer import import_paths
 
 from ..conftest import action, message, observation
 from .conftest import event_ids, log_in

@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from eventviewer.importer import ImportFailed, import_paths
+from eventviewer.imports.importer import ImportFailed, import_paths
 
 
 class Command(BaseCommand):

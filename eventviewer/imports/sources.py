@@ -29,8 +29,8 @@ from django.conf import settings
 from eventviewer.models import pack
 from eventviewer.trajectory import kinds
 from eventviewer.trajectory.events import Light, describe, title_of
+from eventviewer.trajectory.ids import normalize_conversation_id
 
-HEX_ID = re.compile(r"^[0-9a-f]{32}$")
 SEARCH_DEPTH = 4  # how deep below PATH to look for conversation folders
 PARALLEL_FROM = 2000  # event files; below this a worker process costs more than it saves
 CHUNK = 256  # event files per task for the worker
@@ -41,12 +41,6 @@ _TOO_DEEP = f"nested deeper than {MAX_NESTING} levels of arrays and objects"
 
 class SourceError(Exception):
     """A problem with the input itself; the message names the file."""
-
-
-def normalize_conversation_id(value: str) -> str | None:
-    """The 32-hex form of a conversation id given as hex or dashed UUID, else None."""
-    candidate = value.strip().lower().replace("-", "")
-    return candidate if HEX_ID.match(candidate) else None
 
 
 class RawEvent(NamedTuple):

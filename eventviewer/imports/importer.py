@@ -22,8 +22,8 @@ import orjson
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.utils import timezone
 
+from eventviewer.imports.sources import ConversationSource, Parsed, SourceError, find_conversations
 from eventviewer.models import Conversation, Event, EventPayload, HeadBranch, unpack
-from eventviewer.sources import ConversationSource, Parsed, SourceError, find_conversations
 from eventviewer.trajectory import kinds
 from eventviewer.trajectory.events import Light
 from eventviewer.trajectory.pairing import Pairable, pair, referenced_actions

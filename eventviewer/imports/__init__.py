@@ -1,0 +1,2 @@
+"""The import layer: finding conversations in what a user hands us (``sources``) and
+storing them all-or-nothing (``importer``)."""

@@ -1,0 +1,51 @@
+"""Finding what a URL names, for pages and the API alike: the object, or the exception
+that says what is wrong (BadRequest: 400, Http404: 404). Pages render these as error
+pages; the API turns them into JSON."""
+
+from __future__ import annotations
+
+from django import forms
+from django.core.exceptions import BadRequest
+from django.http import Http404
+
+from eventviewer.models import Conversation, Event
+from eventviewer.trajectory.ids import normalize_conversation_id
+
+
+def get_conversation(raw_id: str, queryset=None) -> Conversation:
+    conversation_id = normalize_conversation_id(raw_id)
+    if conversation_id is None:
+        raise BadRequest(f"{raw_id!r} is not a conversation id (32 hex digits, or a dashed UUID)")
+    found = (queryset if queryset is not None else Conversation.objects).filter(conversation_id=conversation_id)
+    conversation = found.first()
+    if conversation is None:
+        raise Http404(f"There is no conversation {conversation_id}.")
+    return conversation
+
+
+def get_event(conversation: Conversation, event_id: str) -> Event:
+    event = conversation.events.light().filter(event_id=event_id).first()
+    if event is None:
+        raise Http404(f"This conversation has no event {event_id!r}.")
+    return event
+
+
+def get_leaf(conversation: Conversation, event_id: str) -> Event | None:
+    """The event ending the branch to show: ``event_id``'s, or HEAD's when it is empty
+    (None when the conversation has no HEAD)."""
+    leaf = get_event(conversation, event_id) if event_id else conversation.head
+    if leaf is not None and not leaf.is_tree_node:
+        raise BadRequest(f"Event {leaf.event_id!r} is a {leaf.kind}, which is not on any branch.")
+    return leaf
+
+
+def checked(form: forms.Form, what: str = "query") -> forms.Form:
+    """The form, or a 400 saying what is wrong with it."""
+    if not form.is_valid():
+        problems = "; ".join(f"{k}: {' '.join(v)}" if k != "__all__" else " ".join(v) for k, v in form.errors.items())
+        raise BadRequest(f"Bad {what}: {problems}")
+    return form
+
+
+def valid(form_class: type[forms.Form], data) -> dict:
+    return checked(form_class(data)).cleaned_data

@@ -1,0 +1,67 @@
+"""One event: its card in full, where it sits in the tree, and its raw JSON."""
+
+from __future__ import annotations
+
+import orjson
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from eventviewer import cards
+from eventviewer.forms import EventForm
+from eventviewer.lookups import get_conversation, get_event, valid
+from eventviewer.models import Conversation, Event, EventPayload, unpack
+from eventviewer.scope import Scope
+from eventviewer.trajectory.skeleton import latest_leaf_below
+
+CHILDREN_LISTED = 100
+
+
+def event_page(request: HttpRequest, scope: Scope, event_id: str) -> HttpResponse:
+    """An event page, for its owner's pages and for a share link."""
+    conversation = scope.conversation
+    event = get_event(conversation, event_id)
+    params = valid(EventForm, request.GET)
+    data = orjson.loads(unpack(EventPayload.objects.values_list("packed", flat=True).get(pk=event.pk)))
+    leaf = None
+    if event.is_tree_node:
+        if params["leaf"]:
+            leaf = params["leaf"]
+        else:
+            path_ids = [e.event_id for e in Event.objects.path_to(event)]
+            leaf = _branch_through(conversation, event, path_ids)
+    children = list(event.children.light().order_by("seq")[:CHILDREN_LISTED]) if event.is_tree_node else []
+    parent = event.parent.event_id if event.parent_id else None
+    context = {
+        "conversation": conversation,
+        "scope": scope,
+        "event": event,
+        "card": cards.build(data, full=True),
+        "raw_json": cards.pretty(data),
+        "leaf": leaf,
+        "parent": parent,
+        "children": children,
+    }
+    return render(request, "conversations/event.html", context)
+
+
+def _branch_through(conversation: Conversation, event: Event, path_ids: list[str]) -> str:
+    """The branch to show an event on: HEAD's if the event is on it, else the most
+    recent leaf below the event."""
+    head = conversation.head
+    if head is not None and head.depth is not None and event.depth <= head.depth:
+        head_path = Event.objects.path_to(head)
+        if head_path[event.depth].pk == event.pk:
+            return head.event_id
+    return latest_leaf_below(conversation.skeleton, path_ids) or event.event_id
+
+
+def event_id_of(request: HttpRequest, event_id: str | None) -> str:
+    """The event of an event page: in its path, or for "." and ".." in ``?id=``
+    (see models.event_path)."""
+    return event_id if event_id is not None else request.GET.get("id", "")
+
+
+@require_GET
+def event_detail(request: HttpRequest, conversation_id: str, event_id: str | None = None) -> HttpResponse:
+    return event_page(request, Scope(get_conversation(conversation_id)), event_id_of(request, event_id))

@@ -1,0 +1,98 @@
+"""Share links: creating and revoking them, and the read-only pages a reviewer sees."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_not_required, login_required
+from django.core.exceptions import BadRequest
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from eventviewer.forms import PathForm, ShareForm
+from eventviewer.lookups import checked, get_conversation, get_event, valid
+from eventviewer.models import Event, ShareLink
+from eventviewer.scope import Scope
+from eventviewer.views.conversations import conversation_page, diagram_response
+from eventviewer.views.events import event_id_of, event_page
+
+
+@require_POST
+@login_required
+def share_create(request: HttpRequest, conversation_id: str) -> HttpResponse:
+    conversation = get_conversation(conversation_id)
+    form = checked(ShareForm(request.POST), "request")
+    leaf_event = get_event(conversation, form.cleaned_data["leaf"]) if form.cleaned_data["leaf"] else conversation.head
+    if leaf_event is None or not leaf_event.is_tree_node:
+        raise BadRequest("Pick a branch to share: this conversation has no HEAD.")
+    leaf, focus = leaf_event.event_id, form.cleaned_data["focus"]
+    if focus and focus not in {e.event_id for e in Event.objects.path_to(leaf_event)}:
+        get_event(conversation, focus)  # 404 for an event that does not exist at all
+        raise BadRequest(f"Event {focus!r} is not on the shared branch; focus on one of its events.")
+    share = ShareLink.objects.create(
+        conversation=conversation,
+        leaf_event_id=leaf,
+        focus_event_id=focus,
+        note=form.cleaned_data["note"],
+        expires_at=form.expires_at(),
+        created_by=request.user,
+    )
+    messages.success(request, f"Share link created: {request.build_absolute_uri(share.get_absolute_url())}")
+    return redirect(Scope(conversation).url(leaf=leaf) + "#share")
+
+
+@require_POST
+@login_required
+def share_revoke(request: HttpRequest, conversation_id: str, pk: int) -> HttpResponse:
+    conversation = get_conversation(conversation_id)
+    share = get_object_or_404(ShareLink, pk=pk, conversation=conversation)
+    if share.revoked_at is None:
+        share.revoked_at = timezone.now()
+        share.save(update_fields=["revoked_at"])
+    messages.success(request, "Share link revoked: it no longer opens anything.")
+    return redirect(conversation.get_absolute_url() + "#share")
+
+
+def _shared(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Run a reviewer's view with its share link's scope, or answer 404 (unknown token)
+    or 410 (revoked or expired) revealing nothing. Reviewers need no account."""
+
+    @login_not_required
+    @wraps(view)
+    def wrapper(request: HttpRequest, token: str, *args, **kwargs) -> HttpResponse:
+        share = ShareLink.objects.select_related("conversation").filter(token=token).first()
+        if share is None:
+            raise Http404("This share link does not exist.")
+        if not share.is_active:
+            return render(request, "share/gone.html", {"scope": Scope(None, reviewer=True)}, status=410)
+        return view(request, Scope.shared(share), *args, **kwargs)
+
+    return wrapper
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+@_shared
+def shared_conversation(request: HttpRequest, scope: Scope) -> HttpResponse:
+    params = valid(PathForm, request.GET)
+    share = scope.share
+    if not request.GET:
+        params = {**params, "leaf": share.leaf_event_id, "at": share.focus_event_id}
+    return conversation_page(request, scope, params)
+
+
+@require_GET
+@_shared
+def shared_event(request: HttpRequest, scope: Scope, event_id: str | None = None) -> HttpResponse:
+    return event_page(request, scope, event_id_of(request, event_id))
+
+
+@require_GET
+@_shared
+def shared_diagram(request: HttpRequest, scope: Scope) -> HttpResponse:
+    return diagram_response(request, scope)
