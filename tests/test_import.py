@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 
 from eventviewer.models import Conversation, Event, EventPayload
 
-from .conftest import SCENARIOS, action, ev, fixture_folder, message, observation, sdk_answers, write_folder
+from .conftest import FIXTURES, SCENARIOS, action, ev, fixture_folder, message, observation, sdk_answers, write_folder
 
 pytestmark = pytest.mark.django_db
 
@@ -38,7 +38,7 @@ def refused(*paths) -> list[str]:
 
 def test_it_prints_one_line_per_conversation_with_its_url():
     out = run_import(fixture_folder("simple").parent.parent)
-    assert len(out.splitlines()) == len(SCENARIOS)
+    assert len(out.splitlines()) == len(list((FIXTURES / "sdk-answers").iterdir()))
     for scenario in SCENARIOS:
         conversation_id = fixture_folder(scenario).name
         assert f"http://127.0.0.1:8000/c/{conversation_id}/" in out
@@ -181,7 +181,7 @@ def zip_dir(source: Path, target: Path, prefix: str = "") -> Path:
 def test_a_zip_of_a_persistence_root_imports_every_conversation(tmp_path):
     archive = zip_dir(fixture_folder("simple").parent.parent, tmp_path / "all.zip")
     out = run_import(archive)
-    assert len(out.splitlines()) == len(SCENARIOS) == Conversation.objects.count()
+    assert len(out.splitlines()) == len(list((FIXTURES / "sdk-answers").iterdir())) == Conversation.objects.count()
 
 
 def test_a_zip_of_one_conversation_folder(tmp_path):
