@@ -172,7 +172,9 @@ class DirectoryFiles:
                     if wanted:
                         raise SourceError(f"{self.label}/{name}: a symbolic link; eventviewer never follows links")
                     continue
-                if entry.is_dir(follow_symlinks=False) and depth < SEARCH_DEPTH:
+                # A conversation found at the search depth still has its events and sub-agents below.
+                deeper = depth < SEARCH_DEPTH or entry.name in ("events", "subagents") or folder.name == "subagents"
+                if entry.is_dir(follow_symlinks=False) and deeper:
                     self._walk(Path(entry.path), name + "/", depth + 1)
                 elif wanted and entry.is_file(follow_symlinks=False):
                     self._names.append(name)
