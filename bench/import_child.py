@@ -1,8 +1,8 @@
 """Import one conversation folder and print a JSON line: how long it took.
 
 Run by common.import_in_child in a fresh process, so the parent can read this
-process's peak RSS. It calls the same ``import_paths`` as
-``manage.py import_conversation``; the time covers the import alone, not the
+process's peak RSS. It imports as ``manage.py import_conversation`` does (``import_paths`` with the
+process tuned for a bulk import); the time covers the import alone, not the
 interpreter's and Django's start-up: connecting to the database, and the
 initialisation Django's ORM does on a process's first query (about 4 ms here),
 happen before the clock starts, as they have in a running server that imports an
@@ -23,13 +23,14 @@ from common import setup_django
 def main() -> None:
     folder = Path(sys.argv[1])
     setup_django(os.environ["DATABASE_URL"])
-    from eventviewer.imports.importer import import_paths
+    from eventviewer.imports.importer import import_paths, tuned_for_bulk_import
     from eventviewer.models import Conversation
 
     Conversation.objects.filter(conversation_id="").exists()  # connects, and warms the ORM up
-    started = time.perf_counter()
-    (result,) = import_paths([(folder, str(folder))])
-    seconds = time.perf_counter() - started
+    with tuned_for_bulk_import():
+        started = time.perf_counter()
+        (result,) = import_paths([(folder, str(folder))])
+        seconds = time.perf_counter() - started
     print(
         json.dumps(
             {

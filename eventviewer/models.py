@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from eventviewer.trajectory import kinds
-from eventviewer.trajectory.events import SUMMARY_LENGTH, one_line
+from eventviewer.trajectory.events import SUMMARY_LENGTH, Light, one_line
 from eventviewer.trajectory.pairing import Pairing, referenced_actions
 from eventviewer.trajectory.reading import Reading, read
 from eventviewer.trajectory.skeleton import Node, build_skeleton
@@ -119,30 +119,9 @@ class Conversation(models.Model):
         self.save()
 
     def _tree_nodes(self) -> list[Node]:
-        # Light columns straight from the cursor: model instances (even values_list)
-        # would cost more than the skeleton itself.
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT id, event_id, parent_id, seq, depth, kind, payload_kind, is_error, executable, source "
-                f"FROM {Event._meta.db_table} WHERE conversation_id = %s AND depth IS NOT NULL",
-                [self.pk],
-            )
-            rows = cursor.fetchall()
-        event_id = {row[0]: row[1] for row in rows}
-        outcome = kinds.outcome
-        return [
-            Node(
-                eid,
-                event_id.get(parent),
-                seq,
-                depth,
-                kind,
-                outcome(kind, payload_kind, error, executable, source),
-                "",
-                "",
-            )
-            for _, eid, parent, seq, depth, kind, payload_kind, error, executable, source in rows
-        ]
+        rows = self.events.filter(depth__isnull=False).light_rows()
+        event_id = {row.pk: row.event_id for row in rows}
+        return [Node.of(row, event_id.get(row.parent_pk)) for row in rows]
 
     def read_path(self, leaf: Event) -> Reading:
         """The branch ending at ``leaf``: path, turns, pending and mismatched."""
@@ -156,42 +135,36 @@ class Conversation(models.Model):
         return read(path, elsewhere)
 
 
-class PathEvent(NamedTuple):
-    """One event of a branch, without its payload: what reading a branch needs."""
+# The Event columns that hold a Light's fields, in the Light's order.
+LIGHT_COLUMNS = tuple({"pk": "id", "parent_pk": "parent_id"}.get(name, name) for name in Light._fields)
+_FLAGS = [i for i, name in enumerate(Light._fields) if isinstance(Light._field_defaults.get(name), bool)]
 
-    pk: int
-    event_id: str
-    seq: int
-    parent_id: int | None
-    depth: int
-    kind: str
-    source: str
-    timestamp: str
-    tool_name: str
-    tool_call_id: str
-    action_id: str
-    llm_response_id: str
-    payload_kind: str
-    role: str
-    executable: bool
-    carries_text: bool
-    is_error: bool
-    summary: str
+
+def light_row(row: tuple) -> Light:
+    """A Light from the LIGHT_COLUMNS of a database row (SQLite returns flags as 0/1)."""
+    if type(row[_FLAGS[0]]) is not bool:
+        row = list(row)
+        for i in _FLAGS:
+            row[i] = bool(row[i])
+    return Light._make(row)
 
 
 class EventQuerySet(models.QuerySet):
-    LIGHT_FIELDS = ("id", *PathEvent._fields[1:], "conversation_id", "parent_ref")
-
     def light(self) -> EventQuerySet:
-        return self.only(*self.LIGHT_FIELDS)
+        return self.only("conversation_id", *LIGHT_COLUMNS)
 
-    def path_to(self, leaf: Event) -> list[PathEvent]:
+    def light_rows(self) -> list[Light]:
+        """These events as Lights: model instances cost more than what reading a
+        branch does with them."""
+        return [light_row(row) for row in self.values_list(*LIGHT_COLUMNS)]
+
+    def path_to(self, leaf: Event) -> list[Light]:
         """The root-first path to ``leaf`` in one recursive query, O(depth): the rest
-        of the conversation is never read, nor any payload. Rows come back as plain
-        tuples; a 10,000-event branch would spend most of its time building models."""
+        of the conversation is never read, nor any payload."""
         table = Event._meta.db_table
-        quote = connection.ops.quote_name
-        columns = ", ".join(f"e.{quote(Event._meta.get_field(f).column)}" for f in ("id", *PathEvent._fields[1:]))
+        columns = ", ".join(f"e.{connection.ops.quote_name(c)}" for c in LIGHT_COLUMNS)
+        # Raw SQL: the ORM has no recursive query, and walking the parents one query
+        # at a time would cost a round trip per event.
         sql = f"""
             WITH RECURSIVE chain(id, n) AS (
                 SELECT id, 0 FROM {table} WHERE id = %s
@@ -204,8 +177,7 @@ class EventQuerySet(models.QuerySet):
         with connection.cursor() as cursor:
             cursor.execute(sql, [leaf.pk, leaf.depth or 0])
             rows = cursor.fetchall()
-        flags = slice(14, 17)  # executable, carries_text, is_error: 0/1 on SQLite
-        return [PathEvent(*row[:14], *map(bool, row[flags]), row[17]) for row in rows]
+        return [light_row(row) for row in rows]
 
 
 class Event(models.Model):

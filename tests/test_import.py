@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from eventviewer.imports.importer import import_paths
 from eventviewer.models import Conversation, Event, EventPayload
 
 from .conftest import FIXTURES, SCENARIOS, action, ev, fixture_folder, message, observation, sdk_answers, write_folder
@@ -386,20 +387,17 @@ def test_large_events_arrive_whole_and_too_large_ones_are_refused_with_their_siz
     )
 
 
-def test_overlapping_imports_put_the_process_settings_back_when_the_last_ends():
-    """A threaded server may run imports at once: the first lowers the switch interval
-    and stops the cyclic collector, the last puts both back, in whatever order they end."""
+def test_only_the_command_line_import_tunes_the_process_and_puts_it_back(tmp_path):
+    """A web server's import must leave its process alone; the command line's owns its
+    process and restores the collector and the switch interval even when it fails."""
     import gc
     import sys
 
-    from eventviewer.imports.importer import _tuned_for_import
-
     before = sys.getswitchinterval()
-    first, second = _tuned_for_import(), _tuned_for_import()
-    first.__enter__()
-    second.__enter__()
-    assert sys.getswitchinterval() < before and not gc.isenabled()
-    first.__exit__(None, None, None)
-    assert sys.getswitchinterval() < before and not gc.isenabled()  # the second still runs
-    second.__exit__(None, None, None)
+    import_paths([(fixture_folder("simple"), "simple")])
+    assert sys.getswitchinterval() == before and gc.isenabled()
+    run_import(fixture_folder("errors"))
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("{not json\n")
+    refused(broken)
     assert sys.getswitchinterval() == before and gc.isenabled()

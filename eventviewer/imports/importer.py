@@ -10,34 +10,33 @@ from __future__ import annotations
 
 import gc
 import sys
-import threading
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import orjson
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.utils import timezone
 
 from eventviewer.imports.sources import ConversationSource, Parsed, SourceError, find_conversations
-from eventviewer.models import Conversation, Event, EventPayload, HeadBranch, unpack
+from eventviewer.models import LIGHT_COLUMNS, Conversation, Event, EventPayload, HeadBranch, light_row, unpack
 from eventviewer.trajectory import kinds
 from eventviewer.trajectory.events import Light
-from eventviewer.trajectory.pairing import Pairable, pair, referenced_actions
+from eventviewer.trajectory.pairing import pair, referenced_actions
 from eventviewer.trajectory.skeleton import Node
-from eventviewer.trajectory.tree import Entry, Problem, TreeError, build_tree
+from eventviewer.trajectory.tree import Entry, Problem, Tree, TreeBuilder, TreeError
 
 BATCH_SIZE = 250  # events per INSERT batch: small enough that parsing and writing overlap
-SWITCH_INTERVAL = 0.0005  # seconds; see _tuned_for_import
+SWITCH_INTERVAL = 0.0005  # seconds; see tuned_for_bulk_import
 MAX_PROBLEMS = 50
 
 # The row layout of the import's INSERT: building model instances and compiling an
-# INSERT per batch cost more than parsing the events themselves. A row is a few
-# resolved values followed by the event's Light tuple as it is.
-COLUMNS = ("id", "conversation_id", "seq", "parent_id", "depth", "digest", *Light._fields)
+# INSERT per batch cost more than parsing the events themselves. A row is the
+# conversation and the digest, then the event's Light as it is.
+COLUMNS = ("conversation_id", "digest", *LIGHT_COLUMNS)
 
 
 class ImportFailed(Exception):
@@ -71,42 +70,28 @@ def import_paths(paths: Iterable[tuple[Path, str]]) -> list[Imported]:
             problems.append(str(e))
     if problems:
         raise ImportFailed(problems)
-    with _tuned_for_import():
-        return _import_all(sources, problems)
-
-
-_tuning = threading.Lock()
-_running = 0  # imports under way in this process
-_saved: tuple[bool, float] = (True, 0.005)  # what the first of them found
+    return _import_all(sources, problems)
 
 
 @contextmanager
-def _tuned_for_import() -> Iterator[None]:
-    """Two process-wide settings for as long as any import runs (a threaded server may
-    run several at once: the first changes them, the last puts them back).
+def tuned_for_bulk_import() -> Iterator[None]:
+    """Two process-wide settings for a command-line import, which has its process to
+    itself (a web server's worker never changes them: its other threads would feel it).
 
     The cyclic garbage collector is off: an import holds a few objects per event for
     its whole run, which the collector would walk again and again, and they hold no
     cycles. The switch interval is short: the writer thread lets go of the GIL for
     every statement it runs and asks for it back afterwards; at the default 5 ms it
     would wait that long each time while the parsing thread holds it."""
-    global _running, _saved
-    with _tuning:
-        if _running == 0:
-            _saved = (gc.isenabled(), sys.getswitchinterval())
-            gc.disable()
-            sys.setswitchinterval(min(_saved[1], SWITCH_INTERVAL))
-        _running += 1
+    collecting, interval = gc.isenabled(), sys.getswitchinterval()
+    gc.disable()
+    sys.setswitchinterval(min(interval, SWITCH_INTERVAL))
     try:
         yield
     finally:
-        with _tuning:
-            _running -= 1
-            if _running == 0:
-                collecting, interval = _saved
-                sys.setswitchinterval(interval)
-                if collecting:
-                    gc.enable()
+        sys.setswitchinterval(interval)
+        if collecting:
+            gc.enable()
 
 
 def _import_all(sources: list[ConversationSource], problems: list[str]) -> list[Imported]:
@@ -128,13 +113,6 @@ def _import_all(sources: list[ConversationSource], problems: list[str]) -> list[
     return results
 
 
-class _Known(NamedTuple):
-    pk: int
-    seq: int
-    depth: int | None
-    digest: str
-
-
 def _import(source: ConversationSource) -> Imported:
     if source.problems:
         raise ImportFailed(source.problems)
@@ -148,11 +126,11 @@ def _import(source: ConversationSource) -> Imported:
     if writer.problems:
         raise ImportFailed(writer.problems)
     try:
-        tree = build_tree(writer.entries)
+        tree = writer.builder.finish()
         head = tree.head(*_head_hints(source.base_state))
     except TreeError as e:
         raise ImportFailed([_locate(p, source) for p in e.problems]) from None
-    writer.fix_forward_references(tree)
+    writer.place_late_events(tree)
 
     state = source.base_state or {}
     if created or writer.added or _leaf_hint(state) != _leaf_hint(_stored_state(conversation)):
@@ -162,15 +140,15 @@ def _import(source: ConversationSource) -> Imported:
     conversation.execution_status = _status(state, writer.last_status, conversation.execution_status)
     conversation.title = conversation.title or writer.title
     added = writer.added
+    seq_of, outcome_of = writer.seq_of, writer.outcome_of
     nodes = [
-        Node(e.id, tree.parent[e.id], e.seq, tree.depth[e.id], e.kind, writer.outcome_of[e.id], "", "")
-        for e in writer.entries
-        if e.id in tree.parent
+        Node(event_id, parent, seq_of[event_id], tree.depth[event_id], tree.kind[event_id], outcome_of[event_id])
+        for event_id, parent in tree.parent.items()
     ]
     head_branch = None
-    if not writer.known and head is not None and conversation.head_id == writer.pk_of[head]:
+    if created and head is not None and conversation.head_id == writer.pk_of[head]:
         head_branch = writer.head_branch(tree, head)  # no need to read back what was just written
-    event_count = len(writer.entries)
+    event_count = len(writer.pk_of)
     del writer, tree  # the nodes (and the HEAD branch) are all the figures need
     agent = state.get("agent") if isinstance(state.get("agent"), dict) else {}
     llm = agent.get("llm") if isinstance(agent.get("llm"), dict) else {}
@@ -185,24 +163,25 @@ def _import(source: ConversationSource) -> Imported:
 
 
 class _Writer:
-    """Streams new events into the database, checking them as they come."""
+    """Streams new events into the database, placing each in the tree by the SDK's
+    rules (``TreeBuilder``, the same code that reads a tree anywhere else) as it comes."""
 
     def __init__(self, conversation: Conversation, new: bool = False):
         self.conversation = conversation
+        self.new = new
+        self.builder = TreeBuilder()
         self.problems: list[str] = []
-        self.entries: list[Entry] = []
-        self.known: dict[str, _Known] = {}
+        self.digest_of: dict[str, str] = {}  # events imported before: what re-imports compare
         self.pk_of: dict[str, int] = {}
-        self.depth_of: dict[str, int | None] = {}
-        self.written: dict[str, tuple[int | None, int | None]] = {}  # new event -> (parent pk, depth)
+        self.seq_of: dict[str, int] = {}
         self.id_at: dict[int, str] = {}
-        self.previous: str | None = None  # the last tree event appended so far
+        self.late: list[str] = []  # new events written before their parent was placed
         self.rows: list[tuple] = []
         self.payloads: list[tuple[int, bytes]] = []
         self.ids: Iterator[int] = iter(())
         self.reserved = 0  # the highest primary key handed out so far
         self.outcome_of: dict[str, str] = {}  # how a branch ending at each event ends
-        self.pairable: dict[str, Pairable] = {}  # new events, for the HEAD branch's figures
+        self.lights: dict[str, Light] = {}  # a new conversation's events, for the HEAD branch's figures
         self.added = 0
         self.title = ""
         self.last_status = ""
@@ -214,28 +193,20 @@ class _Writer:
 
     def _load_known(self) -> None:
         """What the conversation already holds: a re-import adds only what is new."""
-        rows = self.conversation.events.order_by("seq").values_list(
-            "pk",
-            "event_id",
-            "seq",
-            "depth",
-            "digest",
-            "kind",
-            "parent_ref",
-            "payload_kind",
-            "is_error",
-            "executable",
-            "source",
-        )
-        for pk, event_id, seq, depth, digest, kind, parent_ref, payload_kind, is_error, executable, source in rows:
-            self.outcome_of[event_id] = kinds.outcome(kind, payload_kind, is_error, executable, source)
-            self.known[event_id] = _Known(pk, seq, depth, digest)
-            self.pk_of[event_id] = pk
-            self.depth_of[event_id] = depth
-            self.id_at[seq] = event_id
-            self.entries.append(Entry(seq, event_id, kind, parent_ref, "(imported before)"))
-            if depth is not None:
-                self.previous = event_id
+        for *columns, digest in self.conversation.events.order_by("seq").values_list(*LIGHT_COLUMNS, "digest"):
+            light = light_row(columns)
+            self._remember(light, "(imported before)")
+            self.digest_of[light.event_id] = digest
+
+    def _remember(self, light: Light, where: str) -> bool:
+        event_id = light.event_id
+        if not self.builder.add(Entry(light.seq, event_id, light.kind, light.parent_ref, where)):
+            return False
+        self.pk_of[event_id] = light.pk or self._next_id()
+        self.seq_of[event_id] = light.seq
+        self.id_at[light.seq] = event_id
+        self.outcome_of[event_id] = kinds.outcome(light)
+        return True
 
     def consume(self, events: Iterable[Parsed]) -> None:
         try:
@@ -250,16 +221,13 @@ class _Writer:
         if light is None:
             self.problems.append(f"{event.where}: {event.error}")
             return
-        known = self.known.get(light.event_id)
-        if known is not None:
-            if known.digest != event.digest and not self._same_content(known, event.packed):
+        digest = self.digest_of.get(light.event_id)
+        if digest is not None:
+            if digest != event.digest and not self._same_content(light.event_id, event.packed):
                 self.problems.append(
                     f"{event.where}: event {light.event_id}: its content differs from the copy imported before "
                     "(events never change once written)"
                 )
-            return
-        if light.event_id in self.pk_of:
-            self.problems.append(f"{event.where}: event {light.event_id}: duplicate event id")
             return
         if event.seq in self.id_at:
             self.problems.append(
@@ -267,47 +235,36 @@ class _Writer:
                 f"position {event.seq} already holds event {self.id_at[event.seq]}"
             )
             return
-        self.id_at[event.seq] = light.event_id
-        self.entries.append(Entry(event.seq, light.event_id, light.kind, light.parent_ref, event.where))
-        self.pk_of[light.event_id] = self._next_id()
-        self.outcome_of[light.event_id] = kinds.outcome(
-            light.kind, light.payload_kind, light.is_error, light.executable, light.source
-        )
+        if not self._remember(light._replace(seq=event.seq), event.where):
+            return  # the tree builder says why (a duplicate or reserved id)
         self.title = self.title or event.title
         self.last_status = event.status or self.last_status
-        if self.problems:
+        if self.problems or self.builder.problems:
             return  # keep checking, stop writing
         self._add(light, event)
 
-    def _same_content(self, known: _Known, packed: bytes) -> bool:
+    def _same_content(self, event_id: str, packed: bytes) -> bool:
         """Bytes differ (another export of the conversation): compare what they say."""
         self.settle()
-        stored = EventPayload.objects.values_list("packed", flat=True).get(pk=known.pk)
+        stored = EventPayload.objects.values_list("packed", flat=True).get(pk=self.pk_of[event_id])
         return orjson.loads(unpack(stored)) == orjson.loads(unpack(packed))
 
     def _add(self, light: Light, event: Parsed) -> None:
+        event_id = light.event_id
+        tree = self.builder.tree
         parent_pk = depth = None
-        if light.kind != kinds.STATE_UPDATE:
-            if light.parent_ref == kinds.ROOT_PARENT_ID:
-                parent = None
-            elif light.parent_ref is not None:
-                parent = light.parent_ref
-            else:
-                parent = self.previous
-            if parent is None:
-                depth = 0
-            elif self.depth_of.get(parent) is not None:
-                parent_pk, depth = self.pk_of[parent], self.depth_of[parent] + 1
-            # else: a parent appended later (not SDK-made); fixed once the tree is known
-            self.previous = light.event_id
-        self.depth_of[light.event_id] = depth
-        self.written[light.event_id] = (parent_pk, depth)
-        if not self.known:  # a first import: the HEAD branch will be all new events
-            self.pairable[light.event_id] = Pairable(
-                light.event_id, light.kind, light.tool_name, light.tool_call_id, light.action_id, light.executable
-            )
-        pk = self.pk_of[light.event_id]
-        self.rows.append((pk, self.conversation.pk, event.seq, parent_pk, depth, event.digest, *light))
+        if event_id in tree.parent:  # a tree node, placed by the builder
+            depth = tree.depth.get(event_id)
+            parent = tree.parent[event_id]
+            if depth is None:
+                self.late.append(event_id)  # its parent comes later in the log (not SDK-made)
+            elif parent is not None:
+                parent_pk = self.pk_of[parent]
+        pk = self.pk_of[event_id]
+        light = light._replace(pk=pk, seq=event.seq, parent_pk=parent_pk, depth=depth)
+        if self.new:  # a first import: the HEAD branch will be all new events
+            self.lights[event_id] = light._replace(summary="", timestamp="")
+        self.rows.append((self.conversation.pk, event.digest, *light))
         self.payloads.append((pk, event.packed))
         self.added += 1
         if len(self.rows) >= BATCH_SIZE:
@@ -317,7 +274,7 @@ class _Writer:
         """Hand the batch to the writer thread: the database works (without the GIL)
         while this thread checks the next batch. One batch in flight at a time keeps
         the order, and this thread never uses the connection meanwhile."""
-        if self.rows and not self.problems:
+        if self.rows and not self.problems and not self.builder.problems:
             self.settle()
             if self.inserter is None:
                 self.inserter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="eventviewer-import")
@@ -350,28 +307,21 @@ class _Writer:
         self.ids = iter(ids)
         return next(self.ids)
 
-    def head_branch(self, tree: Any, head: str) -> HeadBranch:
+    def head_branch(self, tree: Tree, head: str) -> HeadBranch:
         """The branch ending at ``head`` measured and paired from what this import
         holds: all of its events must be new."""
-        path = []
-        node: str | None = head
-        while node is not None:
-            path.append(self.pairable[node])
-            node = tree.parent[node]
-        path.reverse()
-        actions = self.pairable
-        elsewhere = {a for a in referenced_actions(path) if a in actions and actions[a].kind == kinds.ACTION}
+        path = [self.lights[event_id] for event_id in tree.path(head)]
+        lights = self.lights
+        elsewhere = {a for a in referenced_actions(path) if a in lights and lights[a].kind == kinds.ACTION}
         return HeadBranch(head, len(path), pair(path, elsewhere))
 
-    def fix_forward_references(self, tree: Any) -> None:
-        """Correct the rows whose parent came later in the log than they did."""
-        for event_id, (parent_pk, depth) in self.written.items():
-            if event_id not in tree.parent:
-                continue
+    def place_late_events(self, tree: Tree) -> None:
+        """Give the rows written before their parent was placed their parent and depth."""
+        for event_id in self.late:
             parent = tree.parent[event_id]
-            want = (self.pk_of[parent] if parent is not None else None, tree.depth[event_id])
-            if want != (parent_pk, depth):
-                Event.objects.filter(pk=self.pk_of[event_id]).update(parent_id=want[0], depth=want[1])
+            Event.objects.filter(pk=self.pk_of[event_id]).update(
+                parent_id=self.pk_of[parent] if parent is not None else None, depth=tree.depth[event_id]
+            )
 
 
 def _insert(db: Any, rows: list[tuple], payloads: list[tuple[int, bytes]]) -> None:
@@ -420,14 +370,6 @@ def _reserve_ids(count: int, floor: int) -> list[int]:
         cursor.execute(f"SELECT COALESCE(MAX(id), 0) FROM {table}")
         start = max(cursor.fetchone()[0], floor)
         return list(range(start + 1, start + count + 1))
-
-
-def _check_columns() -> None:
-    fields = {f.column for f in Event._meta.concrete_fields}
-    assert fields == set(COLUMNS), f"importer COLUMNS out of date: {fields ^ set(COLUMNS)}"
-
-
-_check_columns()
 
 
 def _leaf_hint(state: dict[str, Any]) -> Any:

@@ -23,21 +23,33 @@ _CONTROL_TO_SPACE = {
 
 
 class Light(NamedTuple):
+    """An event's light columns: everything eventviewer reads of it without its JSON.
+
+    The one shape of an event row: ``describe`` makes it from the JSON, the importer
+    fills in where it is stored (the last four fields) and writes it, and reading a
+    branch gets it back (``Event.objects.path_to``). The database columns are these
+    fields' names (``Event.LIGHT_COLUMNS``)."""
+
     event_id: str
     kind: str
-    parent_ref: str | None
-    source: str
-    timestamp: str
-    tool_name: str
-    tool_call_id: str
-    action_id: str
-    llm_response_id: str
-    payload_kind: str
-    role: str
-    executable: bool
-    carries_text: bool
-    is_error: bool
-    summary: str
+    parent_ref: str | None = None  # the raw parent_id: null (or absent) and "__root__" differ
+    source: str = ""
+    timestamp: str = ""  # verbatim
+    tool_name: str = ""
+    tool_call_id: str = ""
+    action_id: str = ""
+    llm_response_id: str = ""
+    payload_kind: str = ""  # action.kind / observation.kind
+    role: str = ""  # a MessageEvent's llm_message.role
+    executable: bool = False  # an ActionEvent with an ``action``
+    carries_text: bool = False  # thought, reasoning or thinking blocks
+    is_error: bool = False
+    summary: str = ""  # the start of its text
+    # Where it is stored:
+    pk: int = 0
+    seq: int = 0  # append position in the conversation's log
+    parent_pk: int | None = None  # the resolved parent's pk
+    depth: int | None = None  # None: not a tree node
 
 
 def describe(data: Any) -> Light:

@@ -1,5 +1,12 @@
 """Event kinds and what the model sees of them."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .events import Light
+
 ROOT_PARENT_ID = "__root__"
 
 ACTION = "ActionEvent"
@@ -44,9 +51,11 @@ def role_of(kind: str, message_role: str = "") -> str:
     return message_role or "user"
 
 
-def outcome(kind: str, payload_kind: str, is_error: bool, executable: bool, source: str) -> str:
+def outcome(event: Light) -> str:
     """How a branch ends when this event is its leaf: finished, error, rejected,
     pending (an action still waiting for its result) or open."""
+    kind, payload_kind = event.kind, event.payload_kind
+    is_error, executable, source = event.is_error, event.executable, event.source
     if kind == USER_REJECT:
         return "rejected"
     if is_error or kind in (AGENT_ERROR, CONVERSATION_ERROR):

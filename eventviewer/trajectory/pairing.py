@@ -11,31 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
+from .events import Light
 from .kinds import ACTION, ACTION_RESULTS, AGENT_ERROR
-
-
-class EventLike(Protocol):
-    """What pairing reads of an event (projection.EventLike adds what reading needs)."""
-
-    event_id: str
-    kind: str
-    tool_name: str
-    tool_call_id: str
-    action_id: str
-    executable: bool  # an ActionEvent with an ``action`` (not an invalid call)
-
-
-class Pairable(NamedTuple):
-    """Just those fields: what an import keeps of each event to pair the HEAD branch."""
-
-    event_id: str
-    kind: str
-    tool_name: str
-    tool_call_id: str
-    action_id: str
-    executable: bool
 
 
 class Mismatch(NamedTuple):
@@ -55,23 +34,23 @@ class Pairing:
         return len(self.pending) + len(self.mismatched)
 
 
-def referenced_actions(path: Sequence[EventLike]) -> set[str]:
+def referenced_actions(path: Sequence[Light]) -> set[str]:
     """Action ids that results on the path name but that are not on the path: the
     caller looks these up to tell "on another branch" from "unknown"."""
     on_path = {e.event_id for e in path}
     return {e.action_id for e in path if e.kind in ACTION_RESULTS and e.action_id and e.action_id not in on_path}
 
 
-def pair(path: Sequence[EventLike], elsewhere: Container[str] = frozenset()) -> Pairing:
+def pair(path: Sequence[Light], elsewhere: Container[str] = frozenset()) -> Pairing:
     """Pair results with actions along ``path`` (root first). ``elsewhere`` holds the
     ids of actions that exist in the conversation but not on this path."""
     result = Pairing()
     kind_on_path = {e.event_id: e.kind for e in path}
-    seen_actions: dict[str, EventLike] = {}
-    by_call: dict[str, EventLike] = {}  # tool_call_id -> the latest action that made it
+    seen_actions: dict[str, Light] = {}
+    by_call: dict[str, Light] = {}  # tool_call_id -> the latest action that made it
     later_calls = {e.tool_call_id for e in path if e.kind == ACTION and e.tool_call_id}
 
-    def settle(res: EventLike, action: EventLike) -> None:
+    def settle(res: Light, action: Light) -> None:
         earlier = result.result_for.get(action.event_id)
         if earlier is not None:
             result.mismatched[res.event_id] = Mismatch(
@@ -119,8 +98,8 @@ def pair(path: Sequence[EventLike], elsewhere: Container[str] = frozenset()) -> 
 
 
 def _check_result(
-    event: EventLike,
-    seen_actions: dict[str, EventLike],
+    event: Light,
+    seen_actions: dict[str, Light],
     kind_on_path: dict[str, str],
     elsewhere: Container[str],
 ) -> Mismatch | None:

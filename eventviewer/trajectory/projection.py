@@ -11,26 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
-from . import pairing
+from .events import Light
 from .kinds import ACTION, LLM_VISIBLE, role_of
-
-
-class EventLike(pairing.EventLike, Protocol):
-    """What reading a branch needs of an event: what pairing reads, and these."""
-
-    source: str
-    role: str  # a MessageEvent's llm_message.role, else ""
-    llm_response_id: str
-    carries_text: bool  # an ActionEvent with thought, reasoning or thinking blocks
 
 
 @dataclass
 class Turn:
     """One item of the projection: a single event, or a batch of actions."""
 
-    events: list[EventLike]
+    events: list[Light]
     visible: bool  # does the model see it (is it one of its messages)?
     role: str | None
     stray_text: list[str] = field(default_factory=list)  # later actions with their own text
@@ -55,7 +45,7 @@ class Turn:
         return self.kind == ACTION
 
 
-def project(path: Sequence[EventLike]) -> list[Turn]:
+def project(path: Sequence[Light]) -> list[Turn]:
     """Group the root-first path into turns; invisible events met inside a batch
     are placed right after it."""
     turns: list[Turn] = []

@@ -6,13 +6,14 @@ from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+from .events import Light
 from .pairing import Pairing, pair
-from .projection import EventLike, Turn, project
+from .projection import Turn, project
 
 
 @dataclass
 class Reading:
-    path: Sequence[EventLike]
+    path: Sequence[Light]
     turns: list[Turn]
     pairing: Pairing
 
@@ -31,5 +32,5 @@ class Reading:
         return sum(len(t.tool_call_ids) for t in self.turns)
 
 
-def read(path: Sequence[EventLike], elsewhere: Container[str] = frozenset()) -> Reading:
+def read(path: Sequence[Light], elsewhere: Container[str] = frozenset()) -> Reading:
     return Reading(path=path, turns=project(path), pairing=pair(path, elsewhere))

@@ -12,16 +12,28 @@ from collections.abc import Iterable
 from operator import attrgetter
 from typing import Any, NamedTuple
 
+from . import kinds
+from .events import Light
+
 
 class Node(NamedTuple):
+    """A tree event as the skeleton needs it."""
+
     id: str
     parent: str | None
     seq: int
     depth: int
     kind: str
     outcome: str  # how a branch ending here ends (see kinds.outcome)
-    timestamp: str
-    summary: str
+    timestamp: str = ""
+    summary: str = ""
+
+    @classmethod
+    def of(cls, event: Light, parent: str | None, depth: int | None = None) -> Node:
+        """The node of a placed tree event (its parent's id; its depth if not stored in it)."""
+        depth = event.depth if depth is None else depth
+        assert depth is not None, "only tree events are nodes"
+        return cls(event.event_id, parent, event.seq, depth, event.kind, kinds.outcome(event))
 
 
 def build_skeleton(nodes: Iterable[Node], head: str | None) -> dict[str, Any]:

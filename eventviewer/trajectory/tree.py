@@ -97,48 +97,79 @@ def path_to_root(parent: Mapping[str, str | None], leaf: str | None) -> list[str
     return chain
 
 
-def build_tree(entries: Iterable[Entry]) -> Tree:
-    """Resolve every tree event's parent and depth, or raise TreeError listing every
-    duplicate id, reserved id, missing parent and cycle."""
-    problems: list[Problem] = []
-    tree = Tree()
-    where: dict[str, str] = {}
-    non_nodes: set[str] = set()
-    previous: str | None = None
-    for entry in sorted(entries, key=lambda e: e.seq):
-        if entry.id == ROOT_PARENT_ID:
-            problems.append(Problem(entry.where, entry.id, f'"{ROOT_PARENT_ID}" is reserved and cannot be an event id'))
-            continue
-        if entry.id in where:
-            problems.append(Problem(entry.where, entry.id, f"duplicate event id (first seen in {where[entry.id]})"))
-            continue
-        where[entry.id] = entry.where
+class TreeBuilder:
+    """The tree rules applied one appended event at a time, as an import streams them.
+
+    ``add`` places each event in append order: its parent at once, and its depth when
+    the parent is already placed (always, in a log the SDK wrote). ``finish`` checks the
+    whole (missing parents, cycles), gives the late events their depths, and returns the
+    Tree or raises TreeError listing every problem, ``add``'s included."""
+
+    def __init__(self) -> None:
+        self.tree = Tree()
+        self.problems: list[Problem] = []
+        self.where: dict[str, str] = {}
+        self.non_nodes: set[str] = set()
+        self.previous: str | None = None  # the last tree event appended so far
+
+    def add(self, entry: Entry) -> bool:
+        """Place one event; False when it is refused (``problems`` says why)."""
+        event_id = entry.id
+        if event_id == ROOT_PARENT_ID:
+            self.problems.append(
+                Problem(entry.where, event_id, f'"{ROOT_PARENT_ID}" is reserved and cannot be an event id')
+            )
+            return False
+        if event_id in self.where:
+            self.problems.append(
+                Problem(entry.where, event_id, f"duplicate event id (first seen in {self.where[event_id]})")
+            )
+            return False
+        self.where[event_id] = entry.where
         if entry.kind == STATE_UPDATE:
-            non_nodes.add(entry.id)
-            continue
+            self.non_nodes.add(event_id)
+            return True
         if entry.parent_ref == ROOT_PARENT_ID:
             parent = None
         elif entry.parent_ref is not None:
             parent = entry.parent_ref
         else:
-            parent = previous
-        tree.parent[entry.id] = parent
-        tree.kind[entry.id] = entry.kind
-        previous = entry.id
+            parent = self.previous
+        tree = self.tree
+        tree.parent[event_id] = parent
+        tree.kind[event_id] = entry.kind
+        if parent is None:
+            tree.depth[event_id] = 0
+        elif parent in tree.depth:
+            tree.depth[event_id] = tree.depth[parent] + 1
+        self.previous = event_id
+        return True
 
-    for event_id, parent in tree.parent.items():
-        if parent is None or parent in tree.parent:
-            continue
-        if parent in non_nodes:
-            message = f"parent {parent} is a {STATE_UPDATE}, which is not part of the tree"
-        else:
-            message = f"parent {parent} does not exist"
-        problems.append(Problem(where[event_id], event_id, message))
+    def finish(self) -> Tree:
+        tree = self.tree
+        problems = self.problems
+        for event_id, parent in tree.parent.items():
+            if parent is None or parent in tree.parent:
+                continue
+            if parent in self.non_nodes:
+                message = f"parent {parent} is a {STATE_UPDATE}, which is not part of the tree"
+            else:
+                message = f"parent {parent} does not exist"
+            problems.append(Problem(self.where[event_id], event_id, message))
+        if len(tree.depth) < len(tree.parent):
+            _fill_depths(tree, self.where, problems)
+        if problems:
+            raise TreeError(problems)
+        return tree
 
-    _fill_depths(tree, where, problems)
-    if problems:
-        raise TreeError(problems)
-    return tree
+
+def build_tree(entries: Iterable[Entry]) -> Tree:
+    """Resolve every tree event's parent and depth, or raise TreeError listing every
+    duplicate id, reserved id, missing parent and cycle."""
+    builder = TreeBuilder()
+    for entry in sorted(entries, key=lambda e: e.seq):
+        builder.add(entry)
+    return builder.finish()
 
 
 def _fill_depths(tree: Tree, where: Mapping[str, str], problems: list[Problem]) -> None:
@@ -146,7 +177,7 @@ def _fill_depths(tree: Tree, where: Mapping[str, str], problems: list[Problem]) 
     A chain ending at a missing parent (reported by the caller) is marked like a cycle."""
     cyclic = -2  # marks nodes on or below a cycle or a missing parent, so each cycle is reported once
     depth = tree.depth
-    for start in tree.parent:
+    for start in [e for e in tree.parent if e not in depth]:
         chain: list[str] = []
         on_chain: set[str] = set()
         current: str | None = start

@@ -22,9 +22,10 @@ from django.views.decorators.vary import vary_on_headers
 from eventviewer import cards
 from eventviewer.forms import ConversationListForm, EventForm, HeadForm, PathForm, ShareForm
 from eventviewer.lookups import checked, get_conversation, get_event, get_leaf, valid
-from eventviewer.models import Conversation, Event, EventPayload, PathEvent, unpack
+from eventviewer.models import Conversation, Event, EventPayload, unpack
 from eventviewer.scope import Scope
 from eventviewer.trajectory import diagram
+from eventviewer.trajectory.events import Light
 from eventviewer.trajectory.pairing import Mismatch
 from eventviewer.trajectory.projection import Turn
 from eventviewer.trajectory.reading import Reading
@@ -48,7 +49,7 @@ SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 class Entry:
     """One event of a turn, as a card with its pairing state."""
 
-    event: PathEvent
+    event: Light
     card: cards.Card
     pending: bool = False
     mismatch: Mismatch | None = None

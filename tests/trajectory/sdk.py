@@ -95,7 +95,7 @@ def nodes(events, tree: Tree) -> list[Node]:
             e.seq,
             tree.depth[e.event_id],
             e.kind,
-            kinds.outcome(e.kind, e.payload_kind, e.is_error, e.executable, e.source),
+            kinds.outcome(e),
             e.timestamp,
             e.summary,
         )

@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from eventviewer.imports.importer import ImportFailed, import_paths
+from eventviewer.imports.importer import ImportFailed, import_paths, tuned_for_bulk_import
 
 
 class Command(BaseCommand):
@@ -20,7 +20,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, paths: list[str], base_url: str, **options) -> None:
         try:
-            results = import_paths((Path(p).expanduser(), p) for p in paths)
+            with tuned_for_bulk_import():
+                results = import_paths((Path(p).expanduser(), p) for p in paths)
         except ImportFailed as e:
             for line in str(e).splitlines():
                 self.stderr.write(line)
