@@ -67,7 +67,7 @@ def prepare(workdir: Path, events: int) -> tuple[str, str, list[str]]:
     conversation = result.conversation
     connections.close_all()  # the server's workers have the database to themselves
     print(
-        f"imported {conversation.event_count:,} events, HEAD depth {conversation.head_depth:,}, "
+        f"imported {conversation.event_count:,} events, HEAD depth {conversation.head_path_length:,}, "
         f"{conversation.leaf_count} leaves",
         file=sys.stderr,
     )

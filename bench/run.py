@@ -191,7 +191,7 @@ def bench_size(size: Size, root: Path, database_url: str, targeted: bool, report
             **conversation,
         }
     )
-    bench_pages(size, folder.name, conversation["head_depth"], targeted, report)
+    bench_pages(size, folder.name, conversation["head_path_length"], targeted, report)
 
 
 def check_import(size: Size, conversation_id: str) -> dict[str, Any]:
@@ -200,13 +200,13 @@ def check_import(size: Size, conversation_id: str) -> dict[str, Any]:
 
     conversation = Conversation.objects.get(conversation_id=conversation_id)
     expected = layout(size.events, active_path=size.active_path)
-    got = (conversation.event_count, conversation.head_depth, conversation.leaf_count)
+    got = (conversation.event_count, conversation.head_path_length, conversation.leaf_count)
     want = (size.events, expected.main, len(expected.branches) + 1)
     if got != want:
         print(
             f"warning: {size.label}: imported (events, HEAD depth, leaves) = {got}, generated {want}", file=sys.stderr
         )
-    return {"event_count": got[0], "head_depth": got[1], "leaf_count": got[2]}
+    return {"event_count": got[0], "head_path_length": got[1], "leaf_count": got[2]}
 
 
 def bench_pages(size: Size, conversation_id: str, head_depth: int, targeted: bool, report: Report) -> None:

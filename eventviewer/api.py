@@ -56,8 +56,8 @@ def _conversation_json(request: HttpRequest, conversation: Conversation) -> dict
         "head": conversation.skeleton.get("head"),
         # The HEAD's depth (0 for a root), as the diagram and branch list count it, and
         # the number of events on its branch.
-        "head_depth": conversation.head_depth - 1 if conversation.head_id else None,
-        "head_path_length": conversation.head_depth,
+        "head_depth": conversation.head_path_length - 1 if conversation.head_id else None,
+        "head_path_length": conversation.head_path_length,
         "events": conversation.event_count,
         "branches": conversation.leaf_count,
         "pending": conversation.pending_count,

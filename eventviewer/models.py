@@ -56,10 +56,22 @@ class Conversation(models.Model):
     # Figures computed at import, so the list never walks a tree.
     event_count = models.PositiveIntegerField(default=0)
     leaf_count = models.PositiveIntegerField(default=0)
-    head_depth = models.PositiveIntegerField(default=0)  # events on the HEAD branch (its length)
+    head_path_length = models.PositiveIntegerField(default=0)  # events on the HEAD branch
     pending_count = models.PositiveIntegerField(default=0)
     mismatch_count = models.PositiveIntegerField(default=0)
     skeleton = models.JSONField(default=dict, blank=True)  # see trajectory.skeleton
+    # A sub-agent's conversation: the parent it ran for, and the `task` call that started it.
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="subagents"
+    )
+    parent_call_id = models.CharField(max_length=255, blank=True)  # the task ActionEvent's id in the parent
+    # What the run cost, from base_state.json's stats (null: not recorded, never 0).
+    prompt_tokens = models.BigIntegerField(null=True, blank=True)
+    completion_tokens = models.BigIntegerField(null=True, blank=True)
+    cache_read_tokens = models.BigIntegerField(null=True, blank=True)
+    reasoning_tokens = models.BigIntegerField(null=True, blank=True)
+    cost = models.FloatField(null=True, blank=True)  # in US dollars, as the SDK accumulates it
+    duration = models.FloatField(null=True, blank=True)  # seconds from the first event to the last
 
     class Meta:
         ordering = ["-imported_at"]
@@ -112,7 +124,7 @@ class Conversation(models.Model):
         if head_branch is None and self.head_id:
             reading = self.read_path(self.head)
             head_branch = HeadBranch(head, len(reading.path), reading.pairing)
-        self.head_depth = head_branch.length if head_branch else 0
+        self.head_path_length = head_branch.length if head_branch else 0
         self.pending_count = len(head_branch.pairing.pending) if head_branch else 0
         self.mismatch_count = len(head_branch.pairing.mismatched) if head_branch else 0
         self.updated_at = timezone.now()
@@ -213,6 +225,8 @@ class Event(models.Model):
     carries_text = models.BooleanField(default=False)  # thought, reasoning or thinking blocks
     is_error = models.BooleanField(default=False)
     summary = models.CharField(max_length=300, blank=True)  # the start of its text; made one line where shown
+    failure = models.CharField(max_length=20, blank=True)  # a failure it records about itself (kinds.*_FAILURE)
+    thinking = models.BooleanField(default=False)  # an action with thinking blocks
     digest = models.CharField(max_length=32)  # of the original bytes: re-imports compare it
 
     objects = EventQuerySet.as_manager()
@@ -268,6 +282,32 @@ class EventPayload(models.Model):
     def raw(self) -> str:
         """The event's JSON text, exactly as imported."""
         return unpack(self.packed).decode()
+
+
+class TurnUsage(models.Model):
+    """What one LLM response cost, from base_state.json's stats, joined to the events by
+    ``response_id`` (their ``llm_response_id``). Figures the stats do not hold are null."""
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="usages")
+    response_id = models.CharField(max_length=255)
+    usage_id = models.CharField(max_length=100, blank=True)  # which LLM of the agent: "agent", "condenser" …
+    model = models.CharField(max_length=200, blank=True)
+    prompt_tokens = models.BigIntegerField(null=True, blank=True)
+    completion_tokens = models.BigIntegerField(null=True, blank=True)
+    cache_read_tokens = models.BigIntegerField(null=True, blank=True)
+    cache_write_tokens = models.BigIntegerField(null=True, blank=True)
+    reasoning_tokens = models.BigIntegerField(null=True, blank=True)
+    cost = models.FloatField(null=True, blank=True)
+    latency = models.FloatField(null=True, blank=True)  # seconds
+
+    class Meta:
+        constraints = [
+            # A branch page joins its turns to their usage by response id.
+            models.UniqueConstraint(fields=["conversation", "response_id"], name="usage_per_response"),
+        ]
+
+    def __str__(self) -> str:
+        return f"usage of {self.response_id}"
 
 
 class ShareLink(models.Model):

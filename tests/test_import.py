@@ -357,9 +357,9 @@ def test_the_figures_counted_at_import_match_the_stored_branch(scenario):
     folder = DEMO_PROBLEMS if scenario == "demo-problems" else fixture_folder(scenario)
     run_import(folder)
     conversation = Conversation.objects.get()
-    counted = (conversation.head_depth, conversation.pending_count, conversation.mismatch_count)
+    counted = (conversation.head_path_length, conversation.pending_count, conversation.mismatch_count)
     conversation.refresh_figures()
-    assert (conversation.head_depth, conversation.pending_count, conversation.mismatch_count) == counted
+    assert (conversation.head_path_length, conversation.pending_count, conversation.mismatch_count) == counted
     if scenario == "demo-problems":
         assert counted[1:] == (2, 3)
 

@@ -45,6 +45,8 @@ class Light(NamedTuple):
     carries_text: bool = False  # thought, reasoning or thinking blocks
     is_error: bool = False
     summary: str = ""  # the start of its text
+    failure: str = ""  # a failure it records about itself (kinds.*_FAILURE), or ""
+    thinking: bool = False  # an action with thinking blocks (it opens a tool loop in the model's view)
     # Where it is stored:
     pk: int = 0
     seq: int = 0  # append position in the conversation's log
@@ -82,6 +84,7 @@ def describe(data: Any) -> Light:
     is_error = kind in (kinds.AGENT_ERROR, kinds.CONVERSATION_ERROR) or bool(
         observation is not None and observation.get("is_error") is True
     )
+    kind_rules = kinds.kind_of(kind)
     return Light(
         event_id,
         kind,
@@ -97,39 +100,10 @@ def describe(data: Any) -> Light:
         kind == kinds.ACTION and action is not None,  # executable
         bool(thinking or (thought and _texts(thought)) or (reasoning and not reasoning.isspace())),  # carries_text
         is_error,
-        _stored_summary(summarize(data, kind)),
+        _stored_summary(kind_rules.summarize(data)),
+        kind_rules.failure(data),
+        kind == kinds.ACTION and bool(thinking),
     )
-
-
-def summarize(data: dict[str, Any], kind: str) -> str:
-    """The line a person would want to see for this event in a list."""
-    if kind == kinds.MESSAGE:
-        return _head((data.get("llm_message") or {}).get("content"))
-    if kind == kinds.ACTION:
-        summary = data.get("summary")
-        if isinstance(summary, str) and summary.strip():
-            return summary
-        thought = " ".join(_texts(data.get("thought")))
-        return thought or str(data.get("tool_name") or "")
-    if kind == kinds.OBSERVATION:
-        observation = data.get("observation") or {}
-        return _head(observation.get("content")) if isinstance(observation, dict) else ""
-    if kind == kinds.AGENT_ERROR:
-        return str(data.get("error") or "")
-    if kind == kinds.USER_REJECT:
-        return str(data.get("rejection_reason") or "rejected")
-    if kind == kinds.CONVERSATION_ERROR:
-        return f"{data.get('code') or 'error'}: {data.get('detail') or ''}"
-    if kind == kinds.SYSTEM_PROMPT:
-        tools = data.get("tools")
-        return f"system prompt, {len(tools) if isinstance(tools, list) else 0} tools"
-    if kind in (kinds.CONDENSATION, kinds.CONDENSATION_SUMMARY):
-        summary = data.get("summary")
-        if isinstance(summary, str) and summary:
-            return summary
-        forgotten = data.get("forgotten_event_ids")
-        return f"forgot {len(forgotten) if isinstance(forgotten, list) else 0} events"
-    return ""
 
 
 def _stored_summary(text: str) -> str:
@@ -154,20 +128,7 @@ def one_line(text: str, limit: int) -> str:
 
 def title_of(data: dict[str, Any]) -> str:
     """A conversation's title from its first user message."""
-    return one_line(summarize(data, kinds.MESSAGE), 300)
-
-
-def _head(content: Any, enough: int = SUMMARY_LENGTH * 4) -> str:
-    """The first texts of a content list, joined, stopping once there is enough for a
-    summary: tool output can run to megabytes."""
-    texts = []
-    length = 0
-    for text in _texts(content):
-        texts.append(text[:enough])
-        length += len(texts[-1])
-        if length >= enough:
-            break
-    return " ".join(texts)
+    return one_line(kinds.kind_of(kinds.MESSAGE).summarize(data), 300)
 
 
 def _texts(content: Any) -> list[str]:

@@ -19,13 +19,14 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from eventviewer import cards
 from eventviewer.forms import ConversationListForm, EventForm, HeadForm, PathForm, ShareForm
 from eventviewer.lookups import checked, get_conversation, get_event, get_leaf, valid
 from eventviewer.models import Conversation, Event, EventPayload, unpack
 from eventviewer.scope import Scope
 from eventviewer.trajectory import diagram
+from eventviewer.trajectory.cards import Card
 from eventviewer.trajectory.events import Light
+from eventviewer.trajectory.kinds import card_for
 from eventviewer.trajectory.pairing import Mismatch
 from eventviewer.trajectory.projection import Turn
 from eventviewer.trajectory.reading import Reading
@@ -50,7 +51,7 @@ class Entry:
     """One event of a turn, as a card with its pairing state."""
 
     event: Light
-    card: cards.Card
+    card: Card
     pending: bool = False
     mismatch: Mismatch | None = None
     result_id: str = ""  # an action's result
@@ -83,7 +84,7 @@ def _rows(reading: Reading, span: Span) -> list[Row]:
             row.entries.append(
                 Entry(
                     event=event,
-                    card=cards.build(orjson.loads(unpack(packed[event.pk]))),
+                    card=card_for(orjson.loads(unpack(packed[event.pk]))),
                     pending=eid in pending,
                     mismatch=pairing.mismatched.get(eid),
                     result_id=pairing.result_for.get(eid, ""),

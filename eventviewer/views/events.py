@@ -7,11 +7,12 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from eventviewer import cards
 from eventviewer.forms import EventForm
 from eventviewer.lookups import get_conversation, get_event, valid
 from eventviewer.models import Conversation, Event, EventPayload, unpack
 from eventviewer.scope import Scope
+from eventviewer.trajectory.cards import FULL_TEXT_CHARS, pretty
+from eventviewer.trajectory.kinds import card_for
 from eventviewer.trajectory.skeleton import latest_leaf_below
 
 CHILDREN_LISTED = 100
@@ -36,8 +37,8 @@ def event_page(request: HttpRequest, scope: Scope, event_id: str) -> HttpRespons
         "conversation": conversation,
         "scope": scope,
         "event": event,
-        "card": cards.build(data, full=True),
-        "raw_json": cards.pretty(data),
+        "card": card_for(data, full=True),
+        "raw_json": pretty(data, FULL_TEXT_CHARS),
         "leaf": leaf,
         "parent": parent,
         "children": children,

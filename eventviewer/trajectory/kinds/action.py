@@ -1,0 +1,67 @@
+"""ActionEvent: one tool call of an assistant turn (several calls of one LLM response
+are one turn: see ``projection``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..cards import Card, command_of, text_of, texts, thinking, tool_arguments
+from .base import ACTION, INVALID_CALL_FAILURE, Kind, register
+
+
+def summarize(data: dict[str, Any]) -> str:
+    summary = data.get("summary")
+    if isinstance(summary, str) and summary.strip():
+        return summary
+    thought = texts(data.get("thought"), limit=20)
+    return thought or text_of(data.get("tool_name"))
+
+
+def failure(data: dict[str, Any]) -> str:
+    # No ``action``: the model's call could not be turned into one (unknown tool, bad arguments).
+    return "" if isinstance(data.get("action"), dict) else INVALID_CALL_FAILURE
+
+
+def card(data: dict[str, Any], full: bool) -> Card:
+    action = data.get("action") if isinstance(data.get("action"), dict) else None
+    result = Card(
+        kind=ACTION,
+        label=text_of(data.get("tool_name")) or "tool call",
+        text=texts(data.get("thought")),
+        reasoning=text_of(data.get("reasoning_content")),
+        thinking=thinking(data),
+        tool_name=text_of(data.get("tool_name")),
+        tool_call_id=text_of(data.get("tool_call_id")),
+        arguments=tool_arguments(data),
+        action_kind=text_of(action.get("kind")) if action else "",
+        title=text_of(data.get("summary")),
+        command=command_of(action) if action else "",
+    )
+    if action is None:
+        result.tone = "warn"
+    risk = data.get("security_risk")
+    if isinstance(risk, str) and risk not in ("", "UNKNOWN"):
+        result.facts.append(("risk", risk))
+    if action and action.get("kind") == "TaskAction":
+        for key in ("description", "subagent_type", "resume"):
+            if isinstance(action.get(key), str) and action[key]:
+                result.facts.append((key.replace("_", " "), action[key]))
+    return result
+
+
+def outcome(event: Any) -> str:
+    return "pending" if event.executable else "open"
+
+
+register(
+    Kind(
+        ACTION,
+        "Action",
+        "kinds/action.html",
+        card,
+        summarize=summarize,
+        failure=failure,
+        outcome=outcome,
+        role="assistant",
+    )
+)

@@ -1,0 +1,113 @@
+"""The registry of event kinds: everything eventviewer knows about one kind in one place.
+
+A ``Kind`` says how an event of that kind is summarised (the list and diagram line),
+which failure it records, how a branch ending on it ends (its outcome), which role it
+takes in the model's messages, whether it is a side event, and how its card is built
+and templated. Each kind lives in its own module of this package with its template in
+``templates/kinds/``; a kind eventviewer does not know gets ``UNKNOWN``'s folded
+generic card.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..cards import Card
+
+if TYPE_CHECKING:
+    from ..events import Light
+
+ROOT_PARENT_ID = "__root__"
+
+ACTION = "ActionEvent"
+OBSERVATION = "ObservationEvent"
+USER_REJECT = "UserRejectObservation"
+AGENT_ERROR = "AgentErrorEvent"
+MESSAGE = "MessageEvent"
+SYSTEM_PROMPT = "SystemPromptEvent"
+CONDENSATION = "Condensation"
+CONDENSATION_REQUEST = "CondensationRequest"
+CONDENSATION_SUMMARY = "CondensationSummaryEvent"
+STATE_UPDATE = "ConversationStateUpdateEvent"
+CONVERSATION_ERROR = "ConversationErrorEvent"
+HOOK = "HookExecutionEvent"
+PAUSE = "PauseEvent"
+INTERRUPT = "InterruptEvent"
+SECURITY_ANALYSIS = "SecurityAnalysisEvent"
+TOKENS = "TokenEvent"
+COMPLETION_LOG = "LLMCompletionLogEvent"
+ACP_TOOL_CALL = "ACPToolCallEvent"
+
+# Failures an event records about itself (Light.failure); pending and mismatched come
+# from pairing the branch instead.
+AGENT_ERROR_FAILURE = "agent_error"
+CONVERSATION_ERROR_FAILURE = "conversation_error"
+EXIT_CODE_FAILURE = "exit_code"
+TOOL_ERROR_FAILURE = "tool_error"
+INVALID_CALL_FAILURE = "invalid_call"
+REJECTED_FAILURE = "rejected"
+HOOK_BLOCKED_FAILURE = "hook_blocked"
+
+
+def _no_summary(data: dict[str, Any]) -> str:
+    return ""
+
+
+def _no_failure(data: dict[str, Any]) -> str:
+    return ""
+
+
+def _open(event: Light) -> str:
+    return "open"
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str  # the SDK's ``kind``
+    label: str  # a card's heading for events of this kind
+    template: str  # the card body's template
+    card: Callable[[dict[str, Any], bool], Card]  # (the event's JSON, full?) -> its card, before bounding
+    summarize: Callable[[dict[str, Any]], str] = _no_summary  # the line for lists and the diagram
+    failure: Callable[[dict[str, Any]], str] = _no_failure  # "" or one of the *_FAILURE codes
+    outcome: Callable[[Light], str] = _open  # how a branch ending here ends (if the event is no error)
+    role: str | None = None  # its role in the model's messages; None: the model never sees it
+    side: bool = False  # as a dead-end leaf beside other events it is a side event, not a branch
+    folded: bool = False  # its card starts folded
+
+    def build(self, data: dict[str, Any], full: bool) -> Card:
+        card = self.card(data, full)
+        card.kind = self.name if self is not UNKNOWN else text(data.get("kind"))[:100]
+        card.template = self.template
+        card.label = card.label or self.label
+        card.folded = card.folded or self.folded
+        return card
+
+
+KINDS: dict[str, Kind] = {}
+
+
+def register(kind: Kind) -> Kind:
+    KINDS[kind.name] = kind
+    return kind
+
+
+def text(value: Any) -> str:
+    return value if isinstance(value, str) else ("" if value is None else str(value))
+
+
+def _unknown_card(data: dict[str, Any], full: bool) -> Card:
+    from ..cards import pretty
+
+    kind = text(data.get("kind"))[:100]
+    rest = {k: v for k, v in data.items() if k not in ("id", "timestamp", "source", "parent_id", "kind")}
+    return Card(kind="", label=kind.removesuffix("Event") or kind or "Event", extra_json=pretty(rest) if rest else "")
+
+
+# A kind eventviewer does not know (a newer SDK's): imported and shown, folded, as JSON.
+UNKNOWN = Kind("", "Event", "kinds/unknown.html", _unknown_card, folded=True)
+
+
+def kind_of(name: str) -> Kind:
+    return KINDS.get(name, UNKNOWN)

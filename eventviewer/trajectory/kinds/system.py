@@ -1,0 +1,32 @@
+"""SystemPromptEvent: the system prompt and the tools the model was given."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..cards import MAX_ITEMS, Card, text_of, texts
+from .base import SYSTEM_PROMPT, Kind, register
+
+
+def summarize(data: dict[str, Any]) -> str:
+    tools = data.get("tools")
+    count = len(tools) if isinstance(tools, list) else 0
+    return f"system prompt, {count:,} tool{'s' if count != 1 else ''}"
+
+
+def card(data: dict[str, Any], full: bool) -> Card:
+    prompt = data.get("system_prompt")
+    result = Card(kind=SYSTEM_PROMPT, text=texts([prompt]) if isinstance(prompt, dict) else texts(prompt))
+    tools = data.get("tools") if isinstance(data.get("tools"), list) else []
+    for tool in tools[:MAX_ITEMS]:
+        if isinstance(tool, dict):
+            name = text_of(tool.get("title") or tool.get("name") or tool.get("kind"))
+            result.tools.append((name[:200], text_of(tool.get("description"))[:20_000]))
+    result.left_out = max(0, len(tools) - MAX_ITEMS)
+    dynamic = data.get("dynamic_context")
+    if dynamic:
+        result.facts.append(("dynamic context", texts([dynamic]) if isinstance(dynamic, dict) else text_of(dynamic)))
+    return result
+
+
+register(Kind(SYSTEM_PROMPT, "System prompt", "kinds/system.html", card, summarize=summarize, role="system"))
