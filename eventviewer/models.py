@@ -61,9 +61,7 @@ class Conversation(models.Model):
     mismatch_count = models.PositiveIntegerField(default=0)
     skeleton = models.JSONField(default=dict, blank=True)  # see trajectory.skeleton
     # A sub-agent's conversation: the parent it ran for, and the `task` call that started it.
-    parent = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="subagents"
-    )
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="subagents")
     parent_call_id = models.CharField(max_length=255, blank=True)  # the task ActionEvent's id in the parent
     # What the run cost, from base_state.json's stats (null: not recorded, never 0).
     prompt_tokens = models.BigIntegerField(null=True, blank=True)

@@ -35,7 +35,8 @@ def test_a_logged_in_user_makes_a_branch_the_default(user_client, branching, oth
     branching.refresh_from_db()
     assert branching.head.event_id == other_leaf
     assert branching.skeleton["head"] == other_leaf
-    assert user_client.get(branching.get_absolute_url()).content.decode().count('id="event-') == branching.head_path_length
+    html = user_client.get(branching.get_absolute_url()).content.decode()
+    assert html.count('id="event-') == branching.head_path_length
 
 
 def test_head_changes_need_a_login_and_a_csrf_token(client, branching, other_leaf, user, settings):
