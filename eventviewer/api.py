@@ -14,6 +14,7 @@ from django.views.decorators.csrf import csrf_exempt
 from eventviewer.forms import EventForm
 from eventviewer.lookups import get_conversation, get_leaf, valid
 from eventviewer.models import Conversation
+from eventviewer.trajectory.projection import Message
 
 
 def _json(body: dict, status: int = 200) -> HttpResponse:
@@ -71,6 +72,18 @@ def _conversation_json(request: HttpRequest, conversation: Conversation) -> dict
     }
 
 
+def _message_json(message: Message) -> dict:
+    body = {
+        "role": message.role,
+        "kind": message.kind,
+        "event_ids": message.event_ids,
+        "tool_call_ids": message.tool_call_ids,
+    }
+    if message.tool_call_id:
+        body["tool_call_id"] = message.tool_call_id
+    return body
+
+
 @_read_only
 def conversations(request: HttpRequest) -> HttpResponse:
     try:
@@ -106,19 +119,16 @@ def path(request: HttpRequest, conversation_id: str) -> HttpResponse:
         "messages": [],
         "pending_action_ids": [],
         "mismatched_observations": [],
+        "view": {"event_ids": [], "messages": []},
+        "view_unhandled_condensation_request": False,
     }
     if leaf is not None:
         reading = conversation.read_path(leaf)
         body["path"] = [e.event_id for e in reading.path]
-        body["messages"] = [
-            {
-                "role": turn.role,
-                "kind": turn.kind,
-                "event_ids": turn.event_ids,
-                "tool_call_ids": turn.tool_call_ids,
-            }
-            for turn in reading.messages
-        ]
+        body["messages"] = [_message_json(m) for m in reading.messages]
+        view = reading.view
+        body["view"] = {"event_ids": view.event_ids, "messages": [_message_json(m) for m in view.messages]}
+        body["view_unhandled_condensation_request"] = view.unhandled_condensation_request
         body["pending_action_ids"] = reading.pairing.pending
         body["mismatched_observations"] = [
             {"id": eid, "code": m.code, "reason": m.reason} for eid, m in reading.pairing.mismatched.items()

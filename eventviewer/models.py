@@ -6,6 +6,7 @@ from typing import NamedTuple
 from urllib.parse import quote, urlencode
 
 import lz4.block
+import orjson
 from django.conf import settings
 from django.db import connection, models
 from django.urls import reverse
@@ -16,6 +17,7 @@ from eventviewer.trajectory.events import SUMMARY_LENGTH, Light, one_line
 from eventviewer.trajectory.pairing import Pairing, referenced_actions
 from eventviewer.trajectory.reading import Reading, read
 from eventviewer.trajectory.skeleton import Node, build_skeleton
+from eventviewer.trajectory.view import Condensed
 
 
 def event_path(event_id: str, leaf: str | None = None) -> str:
@@ -142,7 +144,15 @@ class Conversation(models.Model):
             elsewhere = set(
                 self.events.filter(kind=kinds.ACTION, event_id__in=wanted).values_list("event_id", flat=True)
             )
-        return read(path, elsewhere)
+        return read(path, elsewhere, self.condensations(path))
+
+    def condensations(self, path: list[Light]) -> dict[str, Condensed]:
+        """What each Condensation on ``path`` says (forgotten events, summary offset)."""
+        pks = [e.pk for e in path if e.kind == kinds.CONDENSATION]
+        if not pks:
+            return {}
+        rows = EventPayload.objects.filter(pk__in=pks).values_list("event__event_id", "packed")
+        return {event_id: Condensed.of(orjson.loads(unpack(packed))) for event_id, packed in rows}
 
 
 # The Event columns that hold a Light's fields, in the Light's order.

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 
 import pytest
 from django.test import Client
 
-from .conftest import SCENARIOS, fixture_folder, sdk_answers
+from eventviewer.imports.importer import import_paths
+
+from .conftest import FIXTURES, SCENARIOS, fixture_folder, sdk_answers
+from .trajectory.sdk import CONVERSATIONS
 
 pytestmark = pytest.mark.django_db
 
@@ -114,3 +118,18 @@ def test_the_api_needs_a_login_when_required(client, imported, settings):
         response = client.get(url)
         assert response.status_code == 401
         assert response.json() == {"error": "authentication required: log in first"}
+
+
+@pytest.mark.parametrize("relpath", CONVERSATIONS)
+def test_the_messages_and_the_model_view_match_the_sdk(api, relpath):
+    scenario = relpath.split("/")[0]
+    import_paths([(FIXTURES / scenario, scenario)])
+    answers = json.loads((FIXTURES / "sdk-answers" / f"{relpath.split('/')[-1]}.json").read_text())
+    body = api.get(f"/api/conversations/{answers['conversation']}/path/").json()
+    assert (body["leaf"], body["path"]) == (answers["leaf"], answers["path"])
+    assert [{k: v for k, v in m.items() if k != "kind"} for m in body["messages"]] == answers["path_messages"]
+    assert body["pending_action_ids"] == answers["pending_action_ids"]
+    view = body["view"]
+    assert view["event_ids"] == answers["view_event_ids"]
+    assert [{k: v for k, v in m.items() if k != "kind"} for m in view["messages"]] == answers["view_messages"]
+    assert body["view_unhandled_condensation_request"] == answers["view_unhandled_condensation_request"]

@@ -9,7 +9,7 @@ one with its own text is kept and flagged, never dropped.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from .events import Light
@@ -75,6 +75,45 @@ def project(path: Sequence[Light]) -> list[Turn]:
     return turns
 
 
-def messages(turns: Sequence[Turn]) -> list[Turn]:
-    """Only what the model sees: the SDK's events_to_messages, one item per message."""
-    return [t for t in turns if t.visible]
+@dataclass
+class Message:
+    """One message of what the model is sent, as the SDK's ``events_to_messages`` makes it."""
+
+    role: str
+    kind: str  # its first event's kind
+    event_ids: list[str]
+    tool_call_ids: list[str] = field(default_factory=list)  # an assistant message's tool calls
+    tool_call_id: str = ""  # the call a tool message answers
+    response: str = field(default="", repr=False)  # an assistant message's llm_response_id
+
+    @property
+    def is_plain_user(self) -> bool:
+        """A user message with no tool-call metadata: the SDK sends adjacent ones as one."""
+        return self.role == "user" and not self.tool_call_id
+
+
+def to_messages(events: Iterable[Light]) -> list[Message]:
+    """The SDK's ``events_to_messages`` over LLM-visible events (others are skipped):
+    consecutive actions of one LLM response are one assistant message with their tool
+    calls, and adjacent plain user messages (a user's messages, a condensation summary)
+    are merged into one."""
+    result: list[Message] = []
+    for event in events:
+        role = role_of(event.kind, event.role)
+        if role is None:
+            continue
+        last = result[-1] if result else None
+        if event.kind == ACTION:
+            if last is not None and last.kind == ACTION and last.response == event.llm_response_id:
+                last.event_ids.append(event.event_id)
+                last.tool_call_ids.append(event.tool_call_id)
+                continue
+            message = Message(role, event.kind, [event.event_id], [event.tool_call_id], response=event.llm_response_id)
+        else:
+            tool_call_id = event.tool_call_id if role == "tool" else ""
+            message = Message(role, event.kind, [event.event_id], tool_call_id=tool_call_id)
+        if last is not None and last.is_plain_user and message.is_plain_user:
+            last.event_ids.extend(message.event_ids)
+            continue
+        result.append(message)
+    return result

@@ -1,14 +1,15 @@
-"""One branch read end to end: the path, its turns and its pairing."""
+"""One branch read end to end: the path, its turns, its pairing, and what the model was sent."""
 
 from __future__ import annotations
 
-from collections.abc import Container, Sequence
-from dataclasses import dataclass
+from collections.abc import Container, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from .events import Light
 from .pairing import Pairing, pair
-from .projection import Turn, project
+from .projection import Message, Turn, project, to_messages
+from .view import Condensed, View, context_sizes, model_view
 
 
 @dataclass
@@ -16,6 +17,7 @@ class Reading:
     path: Sequence[Light]
     turns: list[Turn]
     pairing: Pairing
+    condensations: Mapping[str, Condensed] = field(default_factory=dict)  # what each Condensation on it says
 
     @cached_property
     def problem_ids(self) -> list[str]:
@@ -24,13 +26,26 @@ class Reading:
         return [e.event_id for e in self.path if e.event_id in flagged]
 
     @cached_property
-    def messages(self) -> list[Turn]:
-        return [t for t in self.turns if t.visible]
+    def messages(self) -> list[Message]:
+        """What the model is sent at the end of this branch, before condensation."""
+        return to_messages(self.path)
+
+    @cached_property
+    def view(self) -> View:
+        """What the model was sent at the end of this branch: after condensation and clean-up."""
+        return model_view(self.path, self.condensations)
+
+    @cached_property
+    def context_sizes(self) -> dict[str, int]:
+        """Events in the model's view when each LLM response (by id) was asked for."""
+        return context_sizes(self.path, self.condensations)
 
     @cached_property
     def tool_call_count(self) -> int:
         return sum(len(t.tool_call_ids) for t in self.turns)
 
 
-def read(path: Sequence[Light], elsewhere: Container[str] = frozenset()) -> Reading:
-    return Reading(path=path, turns=project(path), pairing=pair(path, elsewhere))
+def read(
+    path: Sequence[Light], elsewhere: Container[str] = frozenset(), condensations: Mapping[str, Condensed] | None = None
+) -> Reading:
+    return Reading(path=path, turns=project(path), pairing=pair(path, elsewhere), condensations=condensations or {})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from eventviewer.trajectory import kinds
@@ -41,6 +41,8 @@ class Ev:
     summary: str = ""
     timestamp: str = ""
     seq: int = 0
+    failure: str = ""
+    thinking: bool = False
 
 
 @dataclass
@@ -51,6 +53,7 @@ class Loaded:
     tree: Tree
     base_state: dict
     answers: dict
+    data: dict = field(default_factory=dict)  # each event's JSON
 
     @property
     def head(self) -> str | None:
@@ -84,6 +87,8 @@ def event_from(data: dict, seq: int = 0) -> Ev:
         summary=light.summary,
         timestamp=light.timestamp,
         seq=seq,
+        failure=light.failure,
+        thinking=light.thinking,
     )
 
 
@@ -106,12 +111,25 @@ def nodes(events, tree: Tree) -> list[Node]:
 
 def load(scenario: str) -> Loaded:
     (folder,) = [p for p in (FIXTURES / scenario).iterdir() if p.is_dir()]
+    return load_folder(folder)
+
+
+# Every conversation the SDK answered for, sets A and A2, sub-agents included: "scenario/hex[/subagents/hex]".
+CONVERSATIONS = sorted(
+    json.loads(p.read_text())["conversation_relpath"] for p in (FIXTURES / "sdk-answers").glob("*.json")
+)
+
+
+def load_folder(folder: Path) -> Loaded:
     events: dict[str, Ev] = {}
+    data: dict[str, dict] = {}
     entries = []
-    for seq, file in enumerate(sorted((folder / "events").glob("event-*.json"))):
-        ev = event_from(json.loads(file.read_text()), seq)
-        events[ev.event_id] = ev
+    for file in (folder / "events").glob("event-*.json"):
+        seq = int(file.name.split("-")[1])
+        raw = json.loads(file.read_text())
+        ev = event_from(raw, seq)
+        events[ev.event_id], data[ev.event_id] = ev, raw
         entries.append(Entry(seq, ev.event_id, ev.kind, ev.parent_ref, file.name))
     answers = json.loads((FIXTURES / "sdk-answers" / f"{folder.name}.json").read_text())
     base_state = json.loads((folder / "base_state.json").read_text())
-    return Loaded(folder, events, entries, build_tree(entries), base_state, answers)
+    return Loaded(folder, events, entries, build_tree(entries), base_state, answers, data)
