@@ -13,7 +13,8 @@ import sys
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +23,21 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.utils import timezone
 
 from eventviewer.imports.sources import ConversationSource, Parsed, SourceError, find_conversations
-from eventviewer.models import LIGHT_COLUMNS, Conversation, Event, EventPayload, HeadBranch, light_row, unpack
-from eventviewer.trajectory import kinds
+from eventviewer.models import (
+    LIGHT_COLUMNS,
+    Conversation,
+    Event,
+    EventPayload,
+    HeadBranch,
+    TurnUsage,
+    light_row,
+    unpack,
+)
+from eventviewer.trajectory import kinds, usage
 from eventviewer.trajectory.events import Light
 from eventviewer.trajectory.pairing import pair, referenced_actions
 from eventviewer.trajectory.skeleton import Node
+from eventviewer.trajectory.subagents import match, task_call
 from eventviewer.trajectory.tree import Entry, Problem, Tree, TreeBuilder, TreeError
 
 BATCH_SIZE = 250  # events per INSERT batch: small enough that parsing and writing overlap
@@ -102,15 +113,61 @@ def _import_all(sources: list[ConversationSource], problems: list[str]) -> list[
         with connection.cursor() as cursor:
             cursor.execute("PRAGMA cache_size = -16384")
     with transaction.atomic():
+        imported: dict[str, Imported] = {}
         for source in sources:
             try:
                 with transaction.atomic():
-                    results.append(_import(source))
+                    imported[source.where] = result = _import(source)
+                results.append(result)
             except ImportFailed as e:
                 problems.extend(e.problems)
         if problems:
             raise ImportFailed(problems)
+        children: dict[str, list[Conversation]] = {}
+        for source in sources:
+            if source.parent_where in imported:
+                children.setdefault(source.parent_where, []).append(imported[source.where].conversation)
+        for parent_where, kids in children.items():
+            _link_subagents(imported[parent_where].conversation, kids)
     return results
+
+
+def _store_usage(conversation: Conversation, state: dict[str, Any]) -> None:
+    """The run's totals on the conversation, and each LLM response's figures (replaced:
+    the stats only ever grow)."""
+    totals = usage.totals(state)
+    for name in ("prompt_tokens", "completion_tokens", "cache_read_tokens", "reasoning_tokens", "cost"):
+        setattr(conversation, name, getattr(totals, name))
+    if conversation.pk:
+        TurnUsage.objects.filter(conversation=conversation).delete()
+    TurnUsage.objects.bulk_create(
+        [TurnUsage(conversation=conversation, **asdict(u)) for u in usage.responses(state)], batch_size=500
+    )
+
+
+def _seconds_between(first: str, last: str) -> float | None:
+    try:
+        seconds = (datetime.fromisoformat(last) - datetime.fromisoformat(first)).total_seconds()
+    except (ValueError, TypeError, OverflowError):  # missing, or not ISO, or one naive and one not
+        return None
+    return seconds if seconds >= 0 else None
+
+
+def _link_subagents(parent: Conversation, children: list[Conversation]) -> None:
+    """Hang each sub-agent conversation under its parent, by the task call that started it."""
+    calls = []
+    task_events = parent.events.filter(kind=kinds.ACTION, tool_name="task").order_by("seq")
+    for event_id, packed in task_events.values_list("event_id", "payload__packed"):
+        call = task_call(event_id, orjson.loads(unpack(packed)).get("action"))
+        if call is not None:
+            calls.append(call)
+    first_seen = {c.pk: c.events.order_by("seq").values_list("timestamp", flat=True).first() or "" for c in children}
+    children.sort(key=lambda c: (first_seen[c.pk], c.conversation_id))
+    started_by = match(calls, [(c.conversation_id, c.title) for c in children])
+    for child in children:
+        child.parent = parent
+        child.parent_call_id = started_by.get(child.conversation_id, "")
+        child.save(update_fields=["parent", "parent_call_id"])
 
 
 def _import(source: ConversationSource) -> Imported:
@@ -149,12 +206,15 @@ def _import(source: ConversationSource) -> Imported:
     if created and head is not None and conversation.head_id == writer.pk_of[head]:
         head_branch = writer.head_branch(tree, head)  # no need to read back what was just written
     event_count = len(writer.pk_of)
+    conversation.duration = _seconds_between(writer.first_timestamp, writer.last_timestamp)
     del writer, tree  # the nodes (and the HEAD branch) are all the figures need
     agent = state.get("agent") if isinstance(state.get("agent"), dict) else {}
     llm = agent.get("llm") if isinstance(agent.get("llm"), dict) else {}
     conversation.agent_kind = _clean(agent.get("kind") or conversation.agent_kind, 100)
     conversation.model = _clean(llm.get("model") or conversation.model, 200)
     conversation.base_state = source.base_state_raw or conversation.base_state
+    if source.base_state is not None:
+        _store_usage(conversation, source.base_state)
     conversation.source = source.where[:1000]
     if not created and added:
         conversation.imported_at = timezone.now()
@@ -183,6 +243,7 @@ class _Writer:
         self.outcome_of: dict[str, str] = {}  # how a branch ending at each event ends
         self.lights: dict[str, Light] = {}  # a new conversation's events, for the HEAD branch's figures
         self.added = 0
+        self.first_timestamp = self.last_timestamp = ""  # of the first and the last event appended
         self.title = ""
         self.last_status = ""
         self.db = connections[DEFAULT_DB_ALIAS]
@@ -206,6 +267,8 @@ class _Writer:
         self.seq_of[event_id] = light.seq
         self.id_at[light.seq] = event_id
         self.outcome_of[event_id] = kinds.outcome(light)
+        self.first_timestamp = self.first_timestamp or light.timestamp
+        self.last_timestamp = light.timestamp or self.last_timestamp
         return True
 
     def consume(self, events: Iterable[Parsed]) -> None:

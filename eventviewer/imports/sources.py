@@ -96,6 +96,7 @@ class ConversationSource:
     base_state: dict[str, Any] | None = None
     base_state_raw: str = ""
     problems: list[str] = field(default_factory=list)  # found before reading events
+    parent_where: str = ""  # a sub-agent's: where its parent conversation is (``where`` of that source)
     _events: Any = None  # () -> Iterator[RawEvent]
     _parsed: Any = None  # () -> Iterator[Parsed], when a worker process reads the events
 
@@ -325,6 +326,9 @@ def _folder_source(
     prefix = f"{folder}/" if folder else ""
     where = f"{label}/{folder}" if folder else label
     source = ConversationSource(conversation_id="", where=where)
+    parent, subagents, _ = f"/{folder}".rpartition("/subagents/")
+    if subagents:  # the SDK keeps a sub-agent's conversation in <parent>/subagents/<child-id>/
+        source.parent_where = f"{label}{parent}"
     base_name = prefix + "base_state.json"
     if has_state:
         data, raw, error = _read_json(

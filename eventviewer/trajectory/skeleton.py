@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 from . import kinds
 from .events import Light
+from .kinds import SIDE_KINDS
 
 
 class Node(NamedTuple):
@@ -43,8 +44,16 @@ def build_skeleton(nodes: Iterable[Node], head: str | None) -> dict[str, Any]:
     this node: count, first/last id and kind) or None, kind, depth, seq, timestamp,
     summary, children, flags root/branch/leaf/head, outcome (leaves only), and for its
     subtree: leaves, events, latest_leaf (the most recently appended leaf).
+
+    Side events (see ``side_events``) are not nodes: each kept node counts those that
+    hang on it in ``side``, and each run those that hang on its events.
     """
     by_id = {n.id: n for n in nodes}
+    side_on: dict[str, int] = {}
+    for event_id in side_events(by_id.values(), head):
+        parent = by_id.pop(event_id).parent
+        assert parent is not None
+        side_on[parent] = side_on.get(parent, 0) + 1
     children: dict[str, list[str]] = {}
     for n in by_id.values():
         if n.parent is not None:
@@ -76,26 +85,28 @@ def build_skeleton(nodes: Iterable[Node], head: str | None) -> dict[str, Any]:
     # Top-down: carry the nearest kept ancestor and the run of folded events below it,
     # as (up, first event of the run, events in the run) so memory stays per event small.
     result: list[dict[str, Any]] = []
-    carry: dict[str, tuple[str | None, str | None, int]] = {}
+    carry: dict[str, tuple[str | None, str | None, int, int]] = {}
     for n in reversed(order):
         parent = by_id[n.parent] if n.parent is not None else None
         if parent is None:
-            up, first, count = None, None, 0
+            up, first, count, side = None, None, 0, 0
         elif parent.id in kept_ids:
-            up, first, count = parent.id, None, 0
+            up, first, count, side = parent.id, None, 0, 0
         else:
-            up, first, count = carry[parent.id]
+            up, first, count, side = carry[parent.id]
         if n.id not in kept_ids:
-            carry[n.id] = (up, first or n.id, count + 1)
+            carry[n.id] = (up, first or n.id, count + 1, side + side_on.get(n.id, 0))
             continue
         run = None
         if count:
+            assert first is not None and parent is not None
             run = {
                 "count": count,
                 "first": first,
                 "first_kind": by_id[first].kind,
                 "last": parent.id,
                 "last_kind": parent.kind,
+                "side": side,
             }
         kids = len(children.get(n.id, ()))
         result.append(
@@ -117,10 +128,25 @@ def build_skeleton(nodes: Iterable[Node], head: str | None) -> dict[str, Any]:
                 "leaves": leaves[n.id],
                 "events": events[n.id],
                 "latest_leaf": latest[n.id],
+                "side": side_on.get(n.id, 0),
             }
         )
     result.sort(key=lambda node: node["seq"])
     return {"events": len(by_id), "head": head, "nodes": result}
+
+
+def side_events(nodes: Iterable[Node], head: str | None = None) -> set[str]:
+    """The side events among ``nodes``: dead-end leaves of a side kind (hooks, token
+    counts, completion logs) that ran beside another event, the one that shares their
+    parent. They hang on that parent instead of ending a branch of their own. HEAD is
+    never one, nor a side-kind leaf with no other event beside it (it ends its line)."""
+    nodes = list(nodes)
+    parents = {n.parent for n in nodes}
+    side_kind_leaf = {n.id for n in nodes if n.kind in SIDE_KINDS and n.id not in parents}
+    beside_something = {n.parent for n in nodes if n.id not in side_kind_leaf}
+    return {
+        n.id for n in nodes if n.id in side_kind_leaf and n.id != head and n.parent in beside_something and n.parent
+    }
 
 
 def latest_leaf_below(skeleton: dict[str, Any], path: list[str]) -> str | None:
