@@ -5,6 +5,7 @@ from datetime import timedelta
 
 from django import forms
 from django.conf import settings
+from django.db.models import F, OrderBy
 from django.utils import timezone
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -31,26 +32,34 @@ class ConversationListForm(forms.Form):
         "branches": "leaf_count",
         "pending": "pending_count",
         "mismatched": "mismatch_count",
+        "tokens": "tokens",  # annotated: prompt + completion
+        "cost": "cost",
+        "duration": "duration",
     }
     q = forms.CharField(max_length=200, required=False)
     sort = forms.ChoiceField(choices=[(k, k) for k in SORTS], required=False)
     dir = forms.ChoiceField(choices=[("asc", "asc"), ("desc", "desc")], required=False)
     page = forms.IntegerField(min_value=1, required=False)
 
-    def ordering(self) -> list[str]:
+    def ordering(self) -> list[OrderBy]:
+        """The list's order; conversations without the figure (no stats) come last either way."""
         sort = self.cleaned_data.get("sort") or "imported"
         default_dir = "asc" if sort == "title" else "desc"
-        prefix = "-" if (self.cleaned_data.get("dir") or default_dir) == "desc" else ""
-        return [prefix + self.SORTS[sort], "-id"]
+        column = F(self.SORTS[sort])
+        if (self.cleaned_data.get("dir") or default_dir) == "desc":
+            return [column.desc(nulls_last=True), F("id").desc()]
+        return [column.asc(nulls_last=True), F("id").desc()]
 
 
 class PathForm(forms.Form):
-    """Which branch to show (``leaf``) and where on it (``at``, ``before``, ``after``)."""
+    """Which branch to show (``leaf``), where on it (``at``, ``before``, ``after``), and
+    as what (``view``: the whole branch, or what the model was sent)."""
 
     leaf = EventIdField()
     at = EventIdField()
     before = EventIdField()
     after = EventIdField()
+    view = forms.ChoiceField(choices=[("full", "full"), ("model", "model")], required=False)
 
     def clean(self):
         data = super().clean()

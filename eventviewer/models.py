@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import secrets
+from dataclasses import fields
 from datetime import datetime
 from typing import NamedTuple
 from urllib.parse import quote, urlencode
@@ -8,6 +9,7 @@ from urllib.parse import quote, urlencode
 import lz4.block
 import orjson
 from django.conf import settings
+from django.core.cache import cache
 from django.db import connection, models
 from django.urls import reverse
 from django.utils import timezone
@@ -17,6 +19,7 @@ from eventviewer.trajectory.events import SUMMARY_LENGTH, Light, one_line
 from eventviewer.trajectory.pairing import Pairing, referenced_actions
 from eventviewer.trajectory.reading import Reading, read
 from eventviewer.trajectory.skeleton import Node, build_skeleton
+from eventviewer.trajectory.usage import Usage, total_of
 from eventviewer.trajectory.view import Condensed
 
 
@@ -145,6 +148,38 @@ class Conversation(models.Model):
                 self.events.filter(kind=kinds.ACTION, event_id__in=wanted).values_list("event_id", flat=True)
             )
         return read(path, elsewhere, self.condensations(path))
+
+    def side_events(self, parent_pks: list[int], leaf_pk: int) -> dict[int, list[Light]]:
+        """The side events hanging on these events (see ``skeleton.side_events``): their
+        dead-end children of a side kind, neither the branch's leaf nor HEAD. Their parents
+        are on a branch, so each has another child beside them."""
+        if not parent_pks:
+            return {}
+        has_children = Event.objects.filter(parent_id=models.OuterRef("pk"))
+        rows = (
+            self.events.filter(parent_id__in=parent_pks, kind__in=kinds.SIDE_KINDS)
+            .exclude(pk__in=[leaf_pk, self.head_id or 0])
+            .exclude(models.Exists(has_children))
+            .order_by("seq")
+        )
+        found: dict[int, list[Light]] = {}
+        for light in rows.light_rows():
+            found.setdefault(light.parent_pk or 0, []).append(light)
+        return found
+
+    def usage_of(self, path: list[Light]) -> Usage | None:
+        """What a branch cost: the figures of the LLM responses on it (None: none recorded)."""
+        responses = {e.llm_response_id for e in path if e.llm_response_id}
+        if not responses:
+            return None
+        # A conversation's usages change only with an import: kept per process until then.
+        key = f"usage:{self.pk}:{self.updated_at.timestamp()}"
+        by_response = cache.get(key)
+        if by_response is None:
+            by_response = {u.response_id: Usage(**{f: getattr(u, f) for f in USAGE_FIELDS}) for u in self.usages.all()}
+            cache.set(key, by_response, settings.EVENTVIEWER_DIAGRAM_CACHE_SECONDS)
+        found = [by_response[r] for r in responses if r in by_response]
+        return total_of(found) if found else None
 
     def condensations(self, path: list[Light]) -> dict[str, Condensed]:
         """What each Condensation on ``path`` says (forgotten events, summary offset)."""
@@ -290,6 +325,9 @@ class EventPayload(models.Model):
     def raw(self) -> str:
         """The event's JSON text, exactly as imported."""
         return unpack(self.packed).decode()
+
+
+USAGE_FIELDS = [f.name for f in fields(Usage)]
 
 
 class TurnUsage(models.Model):

@@ -10,6 +10,20 @@ from urllib.parse import urlencode
 
 from eventviewer.models import Conversation, ShareLink, event_path
 
+MAX_NESTING = 20  # sub-agents of sub-agents: as deep as a share link follows them
+
+
+def shares(share: ShareLink, conversation: Conversation) -> bool:
+    """Whether ``share`` opens ``conversation``: the shared one, or a sub-agent below it."""
+    current: Conversation | None = conversation
+    for _ in range(MAX_NESTING):
+        if current is None:
+            return False
+        if current.pk == share.conversation_id:
+            return True
+        current = current.parent
+    return False
+
 
 @dataclass(frozen=True)
 class Scope:
@@ -28,8 +42,20 @@ class Scope:
     @property
     def base(self) -> str:
         if self.share is not None:
-            return self.share.get_absolute_url()
+            root = self.share.get_absolute_url()
+            if self.conversation is not None and self.conversation.pk != self.share.conversation_id:
+                return f"{root}sub/{self.conversation.conversation_id}/"  # a sub-agent of the shared one
+            return root
         return self.conversation.get_absolute_url() if self.conversation else "/"
+
+    def of(self, other: Conversation | None) -> Scope | None:
+        """The scope of a related conversation (a parent or a sub-agent): under a share
+        link, only the shared conversation and its sub-agents are reachable."""
+        if other is None:
+            return None
+        if self.share is None:
+            return Scope(other)
+        return Scope(other, self.share, reviewer=True) if shares(self.share, other) else None
 
     def url(self, **params: str | None) -> str:
         query = urlencode({k: v for k, v in params.items() if v})

@@ -19,6 +19,10 @@ app_patterns = [
     path("s/<str:token>/diagram.svg", share.shared_diagram, name="share-diagram"),
     path("s/<str:token>/events/<path:event_id>/", share.shared_event, name="share-event"),
     path("s/<str:token>/events/", share.shared_event, name="share-event-by-query"),
+    path("s/<str:token>/sub/<str:subagent>/", share.shared_conversation, name="share-subagent"),
+    path("s/<str:token>/sub/<str:subagent>/diagram.svg", share.shared_diagram, name="share-subagent-diagram"),
+    path("s/<str:token>/sub/<str:subagent>/events/<path:event_id>/", share.shared_event, name="share-subagent-event"),
+    path("s/<str:token>/sub/<str:subagent>/events/", share.shared_event, name="share-subagent-event-by-query"),
     path("api/conversations/", api.conversations, name="api-conversations"),
     path("api/conversations/<str:conversation_id>/path/", api.path, name="api-path"),
 ]

@@ -32,7 +32,9 @@ def test_sub_agents_import_under_their_parent_linked_to_the_task_calls():
 
 
 def test_importing_a_sub_agent_alone_imports_it_without_a_parent():
-    (child,) = import_scenario_root("subagent/9045bd153bf34257918dd33313c0296c/subagents/5d35df6469664370bfd6a980a815759a")
+    (child,) = import_scenario_root(
+        "subagent/9045bd153bf34257918dd33313c0296c/subagents/5d35df6469664370bfd6a980a815759a"
+    )
     assert child.parent is None and child.parent_call_id == ""
 
 
@@ -68,3 +70,100 @@ def test_an_event_of_a_kind_eventviewer_does_not_know_imports_and_shows(folder, 
     (result,) = import_paths([(path, "x")])
     html = client.get(result.conversation.get_absolute_url()).content.decode()
     assert "QuantumEntanglement" in html and "&quot;spin&quot;: &quot;up&quot;" in html
+
+
+# --- the pages -------------------------------------------------------------------------
+
+
+def page(client, url: str, **params) -> str:
+    response = client.get(url, params)
+    assert response.status_code == 200, response.content[:500]
+    return response.content.decode()
+
+
+@pytest.fixture
+def site(client, open_site):
+    return client
+
+
+def test_the_model_view_hides_forgotten_events_and_shows_the_summary_in_their_place(site):
+    (conversation,) = import_scenario_root("condense-head-before")
+    full = page(site, conversation.get_absolute_url())
+    model = page(site, conversation.get_absolute_url(), view="model")
+    forgotten = "738d141a-1554-463d-907f-212784e58275"  # dropped by the first condensation
+    assert f'id="event-{forgotten}"' in full and "forgotten by" in full
+    assert f'id="event-{forgotten}"' not in model
+    assert "Summary of earlier events" in model and "Summary of earlier events" not in full
+    # Links on the model's view keep showing it; the switch goes back to the whole branch.
+    assert "view=model" in model.split('id="turns"')[1]
+    assert 'aria-current="page" title="What the model was sent' in model
+
+
+def test_a_condensation_lists_the_ranges_it_dropped_as_links(site):
+    (conversation,) = import_scenario_root("condense-head-before")
+    html = page(site, conversation.get_absolute_url())
+    assert "Dropped: " in html and "(18 events)" in html
+
+
+def test_hooks_show_beside_the_events_they_guarded(site):
+    (conversation,) = import_scenario_root("hooks")
+    html = page(site, conversation.get_absolute_url())
+    assert "<span>1 branch</span>" in html
+    assert "PreToolUse hook on terminal" in html and "rm is not allowed by project policy" in html
+    assert 'class="turn role-none unseen side"' in html
+
+
+def test_a_task_call_links_to_its_sub_agent_and_back(site):
+    import_scenario_root("subagent")
+    parent = Conversation.objects.get(conversation_id="9045bd153bf34257918dd33313c0296c")
+    child = parent.subagents.get(title="Count the lines of README.md.")
+    html = page(site, parent.get_absolute_url())
+    assert html.count(f'href="{child.get_absolute_url()}"') >= 2  # from the call and from its result
+    child_html = page(site, child.get_absolute_url())
+    assert "Sub-agent of" in child_html and f"#event-{child.parent_call_id}" in child_html
+
+
+def test_the_list_folds_sub_agents_under_their_parent(site):
+    import_scenario_root("subagent")
+    html = page(site, "/")
+    assert html.count('class="title-cell"') == 1
+    assert "Count the lines of README.md." in html.split("2 sub-agents")[1]
+
+
+def test_each_turn_says_what_it_cost_and_the_header_the_run(site):
+    (conversation,) = import_scenario_root("tokens-and-logs")
+    html = page(site, conversation.get_absolute_url())
+    assert "6,525 in" in html and "122 out" in html  # the first response's tokens
+    assert "13.4k prompt" in html and "$0.00" in html  # the run's
+
+
+def test_figures_that_were_not_recorded_are_not_shown(site, folder):
+    path = folder([message("m1", None, "hi")], base_state={"execution_status": "finished"})
+    (result,) = import_paths([(path, "x")])
+    html = page(site, result.conversation.get_absolute_url())
+    assert "prompt</span>" not in html and " in</span>" not in html and "$" not in html
+
+
+def test_images_in_messages_and_observations_show(site):
+    conversations = import_scenario_root("multimodal")
+    conversation = next(c for c in conversations if c.event_count == 5)
+    html = page(site, conversation.get_absolute_url())
+    assert html.count('<img src="data:image/png;base64,') == 2
+
+
+def test_a_share_link_opens_the_sub_agents_and_nothing_else(client, settings):
+    settings.EVENTVIEWER_REQUIRE_LOGIN = True
+    from eventviewer.models import ShareLink
+
+    import_scenario_root("subagent")
+    (other,) = import_scenario_root("simple")
+    parent = Conversation.objects.get(conversation_id="9045bd153bf34257918dd33313c0296c")
+    child = parent.subagents.first()
+    share = ShareLink.objects.create(conversation=parent)
+    base = share.get_absolute_url()
+    html = page(client, base)
+    assert f'href="{base}sub/{child.conversation_id}/"' in html
+    child_html = page(client, f"{base}sub/{child.conversation_id}/")
+    assert f'href="{base}?at=' in child_html  # back to the parent's call, inside the share
+    assert client.get(f"{base}sub/{other.conversation_id}/").status_code == 404
+    assert client.get(f"{base}sub/{child.conversation_id}/diagram.svg").status_code == 200

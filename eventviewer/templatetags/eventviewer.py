@@ -44,8 +44,51 @@ def when(timestamp: str) -> datetime | str:
         return timestamp or ""
 
 
-@register.simple_tag
-def scope_url(scope, **params) -> str:
+@register.filter
+def tokens(count: int | None) -> str:
+    """A token count as people read it: 950, 12.3k, 4.1M."""
+    if count is None:
+        return ""
+    if count < 10_000:
+        return f"{count:,}"
+    if count < 1_000_000:
+        return f"{count / 1000:.1f}k"
+    return f"{count / 1_000_000:.1f}M"
+
+
+@register.filter
+def dollars(amount: float | None) -> str:
+    if amount is None:
+        return ""
+    return f"${amount:,.2f}" if amount >= 1 or amount == 0 else f"${amount:.4f}"
+
+
+@register.filter
+def duration(seconds: float | None) -> str:
+    """1.2 s, 4 min 12 s, 2 h 5 min."""
+    if seconds is None:
+        return ""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {rest} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min"
+
+
+@register.filter
+def scope_of(scope, conversation):
+    """The scope of a related conversation (parent, sub-agent), or None if out of reach."""
+    return scope.of(conversation) if scope is not None else None
+
+
+@register.simple_tag(takes_context=True)
+def scope_url(context, scope, **params) -> str:
+    """A link within the scope (a conversation's pages or a share link). A page showing
+    the model's view keeps showing it: ``view`` comes along unless given."""
+    if "view" not in params and context.get("view") == "model":
+        params["view"] = "model"
     return scope.url(**params)
 
 

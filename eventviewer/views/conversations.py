@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-import orjson
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -12,7 +9,7 @@ from django.core.cache import cache
 from django.core.exceptions import BadRequest
 from django.core.paginator import Paginator
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import F, Prefetch, Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.safestring import SafeString, mark_safe
@@ -21,16 +18,13 @@ from django.views.decorators.vary import vary_on_headers
 
 from eventviewer.forms import ConversationListForm, EventForm, HeadForm, PathForm, ShareForm
 from eventviewer.lookups import checked, get_conversation, get_event, get_leaf, valid
-from eventviewer.models import Conversation, Event, EventPayload, unpack
+from eventviewer.models import Conversation, Event
 from eventviewer.scope import Scope
 from eventviewer.trajectory import diagram
-from eventviewer.trajectory.cards import Card
-from eventviewer.trajectory.events import Light
-from eventviewer.trajectory.kinds import card_for
-from eventviewer.trajectory.pairing import Mismatch
-from eventviewer.trajectory.projection import Turn
 from eventviewer.trajectory.reading import Reading
-from eventviewer.trajectory.window import NotOnBranch, Span, problems_near, window
+from eventviewer.trajectory.timeline import timeline_svg
+from eventviewer.trajectory.window import NotOnBranch, problems_near, window
+from eventviewer.views import branch
 
 LIST_COLUMNS = [
     ("title", "Title"),
@@ -39,61 +33,14 @@ LIST_COLUMNS = [
     ("branches", "Branches"),
     ("pending", "Pending"),
     ("mismatched", "Mismatched"),
+    ("tokens", "Tokens"),
+    ("cost", "Cost"),
+    ("duration", "Duration"),
     ("imported", "Imported"),
 ]
 BRANCHES_LISTED = 40  # the branch list beside the diagram: the most recent ones
 SHARE_LINKS_LISTED = 50
 SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
-
-
-@dataclass
-class Entry:
-    """One event of a turn, as a card with its pairing state."""
-
-    event: Light
-    card: Card
-    pending: bool = False
-    mismatch: Mismatch | None = None
-    result_id: str = ""  # an action's result
-    answers: str = ""  # the action a result answers
-    stray_text: bool = False
-
-
-@dataclass
-class Row:
-    turn: Turn
-    entries: list[Entry] = field(default_factory=list)
-    index: int = 0
-
-    @property
-    def anchor_id(self) -> str:
-        return self.entries[0].event.event_id
-
-
-def _rows(reading: Reading, span: Span) -> list[Row]:
-    turns = reading.turns[span.start : span.end]
-    pks = [e.pk for t in turns for e in t.events]
-    packed = dict(EventPayload.objects.filter(pk__in=pks).values_list("pk", "packed")) if pks else {}
-    pairing = reading.pairing
-    pending = set(pairing.pending)
-    rows = []
-    for offset, turn in enumerate(turns):
-        row = Row(turn, index=span.start + offset)
-        for event in turn.events:
-            eid = event.event_id
-            row.entries.append(
-                Entry(
-                    event=event,
-                    card=card_for(orjson.loads(unpack(packed[event.pk]))),
-                    pending=eid in pending,
-                    mismatch=pairing.mismatched.get(eid),
-                    result_id=pairing.result_for.get(eid, ""),
-                    answers=pairing.answers.get(eid, ""),
-                    stray_text=eid in turn.stray_text,
-                )
-            )
-        rows.append(row)
-    return rows
 
 
 def cached_diagram(scope: Scope, leaf: Event | None, reading: Reading | None = None) -> SafeString:
@@ -141,16 +88,24 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
         "reading": reading,
         "is_head": leaf is not None and leaf.pk == conversation.head_id,
     }
+    view = params.get("view") or branch.FULL
+    context["view"] = view
     if reading:
+        turns = branch.display_turns(reading, view)
         try:
-            span = window(
-                reading.turns, settings.EVENTVIEWER_PAGE_SIZE, params["at"], params["before"], params["after"]
-            )
+            span = window(turns, settings.EVENTVIEWER_PAGE_SIZE, params["at"], params["before"], params["after"])
         except NotOnBranch as e:
             raise Http404(f"Event {e.args[0]!r} is not on this branch.") from None
         context["window"] = span
-        context["rows"] = _rows(reading, span)
+        context["rows"] = branch.build_rows(conversation, reading, turns, span, leaf)
         context["at"] = params["at"]
+        context["branch_usage"] = conversation.usage_of(reading.path)
+        context["timeline"] = mark_safe(  # built from escaped text only (trajectory.timeline)
+            timeline_svg(
+                branch.timeline_marks(reading, turns),
+                lambda eid: scope.url(leaf=leaf.event_id, at=eid, view=branch.view_param(view)) + f"#event-{eid}",
+            )
+        )
         if request.htmx and (params["before"] or params["after"]) and not request.htmx.history_restore_request:
             partial = "earlier" if params["before"] else "later"
             return render(request, f"conversations/detail.html#{partial}", context)
@@ -169,8 +124,12 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
 @vary_on_headers("HX-Request")
 def conversation_list(request: HttpRequest) -> HttpResponse:
     form = checked(ConversationListForm(request.GET))
-    conversations = Conversation.objects.all()
     q = form.cleaned_data["q"].strip()
+    # Sub-agents are listed under their parent; a search finds them too.
+    conversations = Conversation.objects.all() if q else Conversation.objects.filter(parent__isnull=True)
+    conversations = conversations.annotate(tokens=F("prompt_tokens") + F("completion_tokens")).prefetch_related(
+        Prefetch("subagents", queryset=Conversation.objects.only("conversation_id", "title", "parent_id"))
+    )
     if q:
         match = Q(title__icontains=q)
         as_id = q.lower().replace("-", "")
@@ -192,7 +151,7 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
         "sort": sort,
         "dir": direction,
         "columns": columns,
-        "total": Conversation.objects.count(),
+        "total": Conversation.objects.filter(parent__isnull=True).count(),
     }
     if request.htmx and not request.htmx.history_restore_request:
         return render(request, "conversations/list.html#table", context)

@@ -17,7 +17,7 @@ from django.views.decorators.vary import vary_on_headers
 from eventviewer.forms import PathForm, ShareForm
 from eventviewer.lookups import checked, get_conversation, get_event, valid
 from eventviewer.models import Event, ShareLink
-from eventviewer.scope import Scope
+from eventviewer.scope import Scope, shares
 from eventviewer.views.conversations import conversation_page, diagram_response
 from eventviewer.views.events import event_id_of, event_page
 
@@ -64,13 +64,19 @@ def _shared(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
 
     @login_not_required
     @wraps(view)
-    def wrapper(request: HttpRequest, token: str, *args, **kwargs) -> HttpResponse:
+    def wrapper(request: HttpRequest, token: str, *args, subagent: str | None = None, **kwargs) -> HttpResponse:
         share = ShareLink.objects.select_related("conversation").filter(token=token).first()
         if share is None:
             raise Http404("This share link does not exist.")
         if not share.is_active:
             return render(request, "share/gone.html", {"scope": Scope(None, reviewer=True)}, status=410)
-        return view(request, Scope.shared(share), *args, **kwargs)
+        scope = Scope.shared(share)
+        if subagent is not None:  # a sub-agent of the shared conversation: reachable, nothing else is
+            child = get_conversation(subagent)
+            if not shares(share, child):
+                raise Http404(f"There is no conversation {child.conversation_id}.")
+            scope = Scope(child, share, reviewer=True)
+        return view(request, scope, *args, **kwargs)
 
     return wrapper
 
@@ -81,7 +87,7 @@ def _shared(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
 def shared_conversation(request: HttpRequest, scope: Scope) -> HttpResponse:
     params = valid(PathForm, request.GET)
     share = scope.share
-    if not request.GET:
+    if not request.GET and scope.conversation.pk == share.conversation_id:
         params = {**params, "leaf": share.leaf_event_id, "at": share.focus_event_id}
     return conversation_page(request, scope, params)
 
