@@ -181,6 +181,15 @@ class Conversation(models.Model):
         found = [by_response[r] for r in responses if r in by_response]
         return total_of(found) if found else None
 
+    def side_failures(self, path: list[Light]) -> list[Light]:
+        """Failing side events beside ``path`` (a hook that blocked a call or a prompt):
+        failures are rare, so all of the conversation's are read and those kept whose
+        parent is on the path."""
+        on_path = {e.pk for e in path}
+        rows = self.events.filter(kind__in=kinds.SIDE_KINDS).exclude(failure="").light_rows()
+        has_children = set(Event.objects.filter(parent_id__in=[r.pk for r in rows]).values_list("parent_id", flat=True))
+        return [r for r in rows if r.parent_pk in on_path and r.pk not in on_path and r.pk not in has_children]
+
     def condensations(self, path: list[Light]) -> dict[str, Condensed]:
         """What each Condensation on ``path`` says (forgotten events, summary offset)."""
         pks = [e.pk for e in path if e.kind == kinds.CONDENSATION]

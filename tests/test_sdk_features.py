@@ -167,3 +167,12 @@ def test_a_share_link_opens_the_sub_agents_and_nothing_else(client, settings):
     assert f'href="{base}?at=' in child_html  # back to the parent's call, inside the share
     assert client.get(f"{base}sub/{other.conversation_id}/").status_code == 404
     assert client.get(f"{base}sub/{child.conversation_id}/diagram.svg").status_code == 200
+
+
+def test_the_branch_says_how_many_failures_of_each_kind_and_which_came_first(site):
+    (conversation,) = import_scenario_root("errors")
+    html = page(site, conversation.get_absolute_url())
+    summary = html.split('class="failure-summary"')[1].split("</p>")[0]
+    for label in ("1 conversation error", "3 agent errors", "1 tool error", "3 invalid calls"):
+        assert label in summary
+    assert "turn 3, search_files: invalid call" in summary

@@ -13,6 +13,7 @@ from eventviewer.models import Conversation, EventPayload, TurnUsage, unpack
 from eventviewer.trajectory import kinds
 from eventviewer.trajectory.cards import Card
 from eventviewer.trajectory.events import Light
+from eventviewer.trajectory.failures import LABELS, MISMATCHED, PENDING, Summary, failures
 from eventviewer.trajectory.kinds import card_for
 from eventviewer.trajectory.pairing import Mismatch
 from eventviewer.trajectory.projection import Turn, project
@@ -173,3 +174,25 @@ def timeline_marks(reading: Reading, turns: Sequence[Turn]) -> list[Mark]:
         label = f"{first.kind.removesuffix('Event')}: {first.summary[:120]}" if first.summary else first.kind
         marks.append(Mark(first.event_id, first.timestamp, tone, label))
     return marks
+
+
+def failure_summary(conversation: Conversation, reading: Reading, turns: Sequence[Turn]) -> tuple[Summary, str]:
+    """How many of each problem and failure the branch holds, and what its first one was
+    (one line: "terminal `pytest` exit 1")."""
+    summary = failures(reading, conversation.side_failures(list(reading.path))).summary(turns)
+    if summary.first is None:
+        return summary, ""
+    event = conversation.events.filter(event_id=summary.first).only("pk").first()
+    packed = EventPayload.objects.values_list("packed", flat=True).get(pk=event.pk)
+    card = card_for(orjson.loads(unpack(packed)))
+    return summary, _describe(card, summary.first_code or "")
+
+
+def _describe(card: Card, code: str) -> str:
+    command = f" `{' '.join(card.command.split())[:80]}`" if card.command else ""
+    if code == kinds.EXIT_CODE_FAILURE:
+        return f"{card.tool_name or card.label}{command} exit {card.exit_code}"
+    if code in (kinds.INVALID_CALL_FAILURE, PENDING, MISMATCHED):
+        return f"{card.label}{command}: {LABELS[code]}"
+    detail = " ".join((card.error or card.title or card.text).split())[:120]
+    return f"{card.label}: {detail}" if detail else f"{card.label}: {LABELS.get(code, code)}"
