@@ -120,6 +120,18 @@ def cut_text(text: str, limit: int) -> tuple[str, bool]:
     return (text, False) if len(text) <= limit else (text[:limit] + " …", True)
 
 
+def mapping(data: dict[str, Any], key: str) -> dict[str, Any]:
+    """``data[key]`` when it is an object, else an empty one: event JSON is untrusted."""
+    value = data.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def items(data: dict[str, Any], key: str) -> list[Any]:
+    """``data[key]`` when it is an array, else an empty one."""
+    value = data.get(key)
+    return value if isinstance(value, list) else []
+
+
 def text_of(value: Any) -> str:
     return value if isinstance(value, str) else ("" if value is None else str(value))
 
@@ -180,7 +192,7 @@ def thinking(data: dict[str, Any]) -> list[str]:
 
 def tool_arguments(data: dict[str, Any]) -> str:
     """A tool call's arguments pretty-printed, or as the model wrote them when not JSON."""
-    call = data.get("tool_call") if isinstance(data.get("tool_call"), dict) else {}
+    call = mapping(data, "tool_call")
     arguments = call.get("arguments")
     if isinstance(arguments, str):
         if len(arguments) > FULL_TEXT_CHARS:

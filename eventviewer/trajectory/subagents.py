@@ -26,8 +26,8 @@ def task_call(event_id: str, action: Any) -> TaskCall | None:
     """The task call in an ActionEvent's ``action``, if it is one."""
     if not isinstance(action, dict) or action.get("kind") != "TaskAction":
         return None
-    prompt = action.get("prompt") if isinstance(action.get("prompt"), str) else ""
-    return TaskCall(event_id, prompt, bool(action.get("resume")))
+    prompt = action.get("prompt")
+    return TaskCall(event_id, prompt if isinstance(prompt, str) else "", bool(action.get("resume")))
 
 
 def match(calls: Sequence[TaskCall], children: Sequence[tuple[str, str]]) -> dict[str, str]:

@@ -23,7 +23,8 @@ def failure(data: dict[str, Any]) -> str:
 
 
 def card(data: dict[str, Any], full: bool) -> Card:
-    action = data.get("action") if isinstance(data.get("action"), dict) else None
+    found = data.get("action")
+    action = found if isinstance(found, dict) else None
     result = Card(
         kind=ACTION,
         label=text_of(data.get("tool_name")) or "tool call",

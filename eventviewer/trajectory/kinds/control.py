@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..cards import MAX_ITEMS, Card, pretty, text_of
+from ..cards import MAX_ITEMS, Card, mapping, pretty, text_of
 from .base import INTERRUPT, PAUSE, SECURITY_ANALYSIS, STATE_UPDATE, Kind, register
 
 register(
@@ -59,7 +59,7 @@ def security_card(data: dict[str, Any], full: bool) -> Card:
     for key in ("analyzer", "policy"):
         if data.get(key):
             result.facts.append((key, text_of(data.get(key))))
-    risks = data.get("risks") if isinstance(data.get("risks"), dict) else {}
+    risks = mapping(data, "risks")
     for action_id, risk in list(risks.items())[:MAX_ITEMS]:
         result.facts.append((f"action {text_of(action_id)[:12]}", text_of(risk)))
     result.left_out = max(0, len(risks) - MAX_ITEMS)
@@ -71,7 +71,7 @@ def security_card(data: dict[str, Any], full: bool) -> Card:
 
 
 def security_summary(data: dict[str, Any]) -> str:
-    risks = data.get("risks") if isinstance(data.get("risks"), dict) else {}
+    risks = mapping(data, "risks")
     levels = sorted({text_of(r) for r in risks.values()})
     return f"security analysis: {', '.join(levels) or 'no actions'}"
 

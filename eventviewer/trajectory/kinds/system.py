@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..cards import MAX_ITEMS, Card, text_of, texts
+from ..cards import MAX_ITEMS, Card, items, text_of, texts
 from .base import SYSTEM_PROMPT, Kind, register
 
 
@@ -17,7 +17,7 @@ def summarize(data: dict[str, Any]) -> str:
 def card(data: dict[str, Any], full: bool) -> Card:
     prompt = data.get("system_prompt")
     result = Card(kind=SYSTEM_PROMPT, text=texts([prompt]) if isinstance(prompt, dict) else texts(prompt))
-    tools = data.get("tools") if isinstance(data.get("tools"), list) else []
+    tools = items(data, "tools")
     for tool in tools[:MAX_ITEMS]:
         if isinstance(tool, dict):
             name = text_of(tool.get("title") or tool.get("name") or tool.get("kind"))
