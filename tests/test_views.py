@@ -265,9 +265,12 @@ def test_the_standalone_svg_parses_and_links_every_leaf(site, imported):
     hrefs = {
         a.get("href") or a.get("{http://www.w3.org/1999/xlink}href") for a in root.iter("{http://www.w3.org/2000/svg}a")
     }
+    head = conversation.head.event_id
     for node in conversation.skeleton["nodes"]:
-        if node["leaf"]:
+        if node["leaf"] and node["id"] != head:
             assert f"{conversation.get_absolute_url()}?leaf={node['id']}" in hrefs
+    # HEAD's branch is the one drawn selected: its nodes go to their events on it.
+    assert f"{conversation.get_absolute_url()}?leaf={head}&at={head}#event-{head}" in hrefs
 
 
 # Import page
@@ -404,9 +407,10 @@ def test_a_branch_title_is_one_clean_line_whatever_the_text(site, tmp_path):
     (result,) = import_paths([(write_folder(tmp_path, events), "t")])
 
     html = site.get(result.conversation.get_absolute_url()).content.decode()
-    (title,) = re.findall(r'<a href="[^"]*\?leaf=m2"[^>]* title="([^"]*)">', html)  # the branch list
-    assert title.startswith("first line second line end padding padding")
-    assert len(title) == 200 and title.endswith("…")
+    # The branch list: what its leaf says, one line.
+    (title,) = re.findall(r'\?leaf=m2"[^>]*>[^<]*</a>\s*<span class="one-line muted small" title="([^"]*)">', html)
+    assert title.startswith("Agent: first line second line end padding padding")
+    assert len(title) == len("Agent: ") + 200 and title.endswith("…")
     assert not any(c in title for c in "\n\r\t\x00\u202e\u2066")
 
 
