@@ -97,8 +97,7 @@
     var done = function () {
       if (!el) return;
       el.classList.add("copied");
-      el.setAttribute("aria-label", "Copied");
-      setTimeout(function () { el.classList.remove("copied"); el.removeAttribute("aria-label"); }, 1500);
+      setTimeout(function () { el.classList.remove("copied"); }, 1500);
     };
     if (navigator.clipboard && window.isSecureContext) {
       navigator.clipboard.writeText(text).then(done, function () { window.prompt("Copy this link:", text); });
@@ -198,11 +197,21 @@
     if (at) focusEvent(byEventId(at), null);
   }
 
+  // A block that scrolls (long output, wide arguments) can be reached and scrolled with the keyboard.
+  function markScrollable(root) {
+    root.querySelectorAll("pre:not([tabindex])").forEach(function (pre) {
+      if (pre.scrollHeight > pre.clientHeight + 1 || pre.scrollWidth > pre.clientWidth + 1) pre.setAttribute("tabindex", "0");
+    });
+  }
+
+  document.addEventListener("toggle", function (e) { markScrollable(e.target); }, true);
   document.addEventListener("DOMContentLoaded", function () {
+    markScrollable(document);
     markFullOutputLinks(document);
     focusFromHash();
   });
   document.addEventListener("htmx:afterSettle", function (e) {
+    markScrollable(document);
     markFullOutputLinks(document);
     if (e.target && e.target.id === "workspace") {
       current = null;

@@ -103,8 +103,12 @@ def _tooltip(box: DiagramNode, on_branch: bool) -> str:
         what = "folded events"
         if box.role == "merged":
             what = f"a stretch with {_plural(box.branches, 'side branch')} of {_plural(box.side_events, 'event')}"
-        text = f"{_plural(box.count, 'event')} at depths {box.depth:,}–{box.bottom:,} ({what})"
-        ends = " … ".join(_clean(label, 60) for label in (box.first_label, box.last_label) if label)
+        if box.count == 1 and box.role == "run":
+            text = f"1 folded event at depth {box.depth:,}"
+            ends = _clean(box.first_label or box.last_label, 120)
+        else:
+            text = f"{_plural(box.count, 'event')} at depths {box.depth:,}–{box.bottom:,} ({what})"
+            ends = " … ".join(_clean(label, 60) for label in (box.first_label, box.last_label) if label)
         found = _contains(box)
         click = GO_TO_FIRST if on_branch else SWITCH
         return _dot_string(text + (f", {found}" if found else "") + (f": {ends}" if ends else "") + ". " + click, 4)
