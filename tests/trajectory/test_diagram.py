@@ -19,7 +19,7 @@ from eventviewer.trajectory.diagram import (
     render_svg,
     sanitize_svg,
 )
-from eventviewer.trajectory.skeleton import Node, build_skeleton, event_label
+from eventviewer.trajectory.skeleton import Node, build_skeleton, describe_branches, event_label
 from eventviewer.trajectory.tree import Entry, build_tree
 
 from .sdk import load
@@ -516,3 +516,29 @@ def test_the_sanitizer_drops_scripts_handlers_and_foreign_links():
 def test_the_sanitizer_refuses_entity_declarations():
     with pytest.raises(ValueError):
         sanitize_svg('<!DOCTYPE svg [<!ENTITY a "aaaa">]><svg xmlns="http://www.w3.org/2000/svg">&a;</svg>')
+
+
+# --- the branch list ------------------------------------------------------------------------
+
+
+def test_each_branch_says_where_it_leaves_the_selected_one_and_what_it_does_first():
+    grown = Grown()
+    root = grown.add("sys", None, kind="SystemPromptEvent")
+    ask = grown.add("ask", root, kind="MessageEvent")
+    main = grown.chain("m", ask, 4)  # m0..m3, the selected branch
+    side = grown.chain("s", "m1", 3)  # leaves the selected branch after m1
+    late = grown.add("late", "m2", kind="ActionEvent")  # a single event after m2
+    early = grown.chain("e", root, 2)  # leaves right after the root
+    skeleton = labelled(grown, main, {"s0": "terminal: ls -1", "late": "think: hmm", "e0": "User: other"})
+    rows = {b.leaf: b for b in describe_branches(skeleton, [s.event_id for s in grown.path(main)])}
+    assert (rows[main].fork, rows[main].first) == (None, None)
+    assert (rows[side].fork, rows[side].fork_depth, rows[side].first, rows[side].first_label) == (
+        "m1",
+        3,
+        "s0",
+        "terminal: ls -1",
+    )
+    assert (rows[late].fork, rows[late].first, rows[late].first_label) == ("m2", "late", "think: hmm")
+    assert (rows[early].fork, rows[early].first, rows[early].first_label) == ("sys", "e0", "User: other")
+    assert [b.leaf for b in describe_branches(skeleton, [])] == [early, late, side, main]  # most recent first
+    assert rows[side].length == rows[side].depth + 1 == 7
