@@ -263,9 +263,9 @@ def test_labels_say_what_happened_without_repeating_themselves():
     path = grown.path("left-end")
     svg = diagram_svg(skeleton, path=path, problems={"left-end": "pending"}, link=link, event_link=event_link)
     texts = [t.text for t in ET.fromstring(svg).iter(f"{SVG}text")]
-    for label in ("System prompt", "User: Write a script that cou…", "terminal: ls -1", "terminal: wc -w data.txt"):
+    for label in ("System prompt", "User: Write a script that c…", "terminal: ls -1", "terminal: wc -w data.txt"):
         assert label in texts
-    assert "4 events · depth 2–5" in texts and "file_editor: create count.py …" in texts
+    assert "4 events · depth 2–5" in texts and "file_editor: create count…" in texts
     assert not any("1 event" in t for t in texts)  # a single folded event reads as itself
     assert not any(re.search(r"\b(\w+) · \1\b", t) for t in texts)  # never "pending · pending"
     assert "depth 3 · pending" in texts and "HEAD · depth 6 · finished" in texts

@@ -23,7 +23,7 @@ from .style import (
     PROBLEM_FILL,
 )
 
-LABEL_CHARS = 30  # a label line: what happened, in a few words
+LABEL_CHARS = 28  # a label line: what happened, in a few words
 TOOLTIP_CHARS = 200
 
 
@@ -74,7 +74,8 @@ def _label(box: DiagramNode) -> str:
         if box.count == 1:  # a single folded event reads as itself
             what = box.first_label or box.last_label or _short(box.first_kind or box.last_kind)
             return _lines(_clean(what, LABEL_CHARS), f"depth {box.depth:,}", _contains(box))
-        first = _clean(box.first_label, LABEL_CHARS - 2) + " …" if box.first_label else ""
+        first = _clean(box.first_label, LABEL_CHARS - 2)
+        first = first if not first or first.endswith("…") else first + " …"  # then more events
         return _lines(f"{_plural(box.count, 'event')} · depth {box.depth:,}–{box.bottom:,}", first, _contains(box))
     detail = ["HEAD"] if box.head else []
     detail.append(f"depth {box.depth:,}")
