@@ -14,7 +14,7 @@ from eventviewer.lookups import get_conversation, get_event, get_leaf, valid
 from eventviewer.models import Conversation, Event, EventPayload, unpack
 from eventviewer.scope import Scope
 from eventviewer.trajectory.skeleton import latest_leaf_below
-from eventviewer.views.conversations import Reasons
+from eventviewer.views.problems import Reasons
 
 CHILDREN_LISTED = 100
 
