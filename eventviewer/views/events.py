@@ -33,7 +33,7 @@ def event_page(request: HttpRequest, scope: Scope, event_id: str) -> HttpRespons
             path_ids = [e.event_id for e in Event.objects.path_to(event)]
             leaf = _branch_through(conversation, event, path_ids)
     problem = None
-    if leaf:
+    if leaf and not request.htmx:
         # Pending or mismatched on the branch it is shown on: the same badge and reason as its card.
         leaf_event = get_leaf(conversation, leaf)
         reading = conversation.read_path(leaf_event)
