@@ -68,6 +68,17 @@ class PathForm(forms.Form):
         return data
 
 
+class BranchListForm(forms.Form):
+    """The branch list beside the diagram: ``bq`` filters it, ``bsort``/``bdir`` order it,
+    ``bpage`` pages through it."""
+
+    SORTS = ("recent", "label", "fork", "length", "outcome")
+    bq = forms.CharField(max_length=200, required=False)
+    bsort = forms.ChoiceField(choices=[(k, k) for k in SORTS], required=False)
+    bdir = forms.ChoiceField(choices=[("asc", "asc"), ("desc", "desc")], required=False)
+    bpage = forms.IntegerField(min_value=1, required=False)
+
+
 class EventForm(forms.Form):
     leaf = EventIdField()
 
@@ -85,14 +96,16 @@ class ShareForm(forms.Form):
     EXPIRY = {"never": None, "1d": timedelta(days=1), "7d": timedelta(days=7), "30d": timedelta(days=30)}
     leaf = EventIdField()
     focus = EventIdField()
+    DEFAULT_EXPIRY = "7d"
     expires = forms.ChoiceField(
-        choices=[("never", "never"), ("1d", "in a day"), ("7d", "in a week"), ("30d", "in 30 days")],
+        choices=[("1d", "in a day"), ("7d", "in a week"), ("30d", "in 30 days"), ("never", "never")],
         required=False,
+        initial=DEFAULT_EXPIRY,
     )
     note = forms.CharField(max_length=500, required=False)
 
     def expires_at(self):
-        delta = self.EXPIRY[self.cleaned_data.get("expires") or "never"]
+        delta = self.EXPIRY[self.cleaned_data.get("expires") or self.DEFAULT_EXPIRY]
         return timezone.now() + delta if delta else None
 
 

@@ -18,7 +18,7 @@ from eventviewer.trajectory import kinds
 from eventviewer.trajectory.events import SUMMARY_LENGTH, Light, one_line
 from eventviewer.trajectory.pairing import Pairing, referenced_actions
 from eventviewer.trajectory.reading import Reading, read
-from eventviewer.trajectory.skeleton import Node, build_skeleton
+from eventviewer.trajectory.skeleton import Node, build_skeleton, event_label
 from eventviewer.trajectory.usage import Usage, total_of
 from eventviewer.trajectory.view import Condensed
 
@@ -114,13 +114,7 @@ class Conversation(models.Model):
             head = Event.objects.values_list("event_id", flat=True).get(pk=self.head_id) if self.head_id else None
         skeleton = build_skeleton(nodes, head)
         del nodes
-        # Only the kept events show a timestamp and a summary (made one clean line here).
-        kept = {node["id"]: node for node in skeleton["nodes"]}
-        ids = list(kept)
-        for start in range(0, len(ids), 500):
-            chunk = self.events.filter(event_id__in=ids[start : start + 500])
-            for eid, timestamp, summary in chunk.values_list("event_id", "timestamp", "summary"):
-                kept[eid]["timestamp"], kept[eid]["summary"] = timestamp, one_line(summary, SUMMARY_LENGTH)
+        self._describe_kept(skeleton)
         self.skeleton = skeleton
         self.event_count = self.events.count() if event_count is None else event_count
         self.leaf_count = sum(1 for node in skeleton["nodes"] if node["leaf"])
@@ -132,6 +126,31 @@ class Conversation(models.Model):
         self.mismatch_count = len(head_branch.pairing.mismatched) if head_branch else 0
         self.updated_at = timezone.now()
         self.save()
+
+    def _describe_kept(self, skeleton: dict) -> None:
+        """Only the kept events show a timestamp, a summary (made one clean line here) and a
+        label saying what happened; a run shows its first and last events' labels."""
+        kept = {node["id"]: node for node in skeleton["nodes"]}
+        ends = {node["run"][end] for node in skeleton["nodes"] if node["run"] for end in ("first", "last")}
+        labels: dict[str, str] = {}
+        ids = list(kept.keys() | ends)
+        columns = ("pk", "event_id", "timestamp", "summary", "kind", "source", "tool_name")
+        for start in range(0, len(ids), 500):
+            rows = list(self.events.filter(event_id__in=ids[start : start + 500]).values_list(*columns))
+            actions = [pk for pk, _, _, _, kind, _, _ in rows if kind == kinds.ACTION]
+            commands = {}
+            if actions:
+                for pk, packed in EventPayload.objects.filter(pk__in=actions).values_list("pk", "packed"):
+                    commands[pk] = kinds.card_for(orjson.loads(unpack(packed))).command
+            for pk, eid, timestamp, summary, kind, source, tool_name in rows:
+                summary = one_line(summary, SUMMARY_LENGTH)
+                labels[eid] = event_label(kind, source, tool_name, summary, one_line(commands.get(pk, ""), 200))
+                if eid in kept:
+                    kept[eid].update(timestamp=timestamp, summary=summary, label=labels[eid])
+        for node in skeleton["nodes"]:
+            if node["run"]:
+                node["run"]["first_label"] = labels.get(node["run"]["first"], "")
+                node["run"]["last_label"] = labels.get(node["run"]["last"], "")
 
     def _tree_nodes(self) -> list[Node]:
         rows = self.events.filter(depth__isnull=False).light_rows()

@@ -6,7 +6,7 @@ templates ask ``scope.read_only`` and build every link through it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from eventviewer.models import Conversation, ShareLink, event_path
 
@@ -60,6 +60,10 @@ class Scope:
     def url(self, **params: str | None) -> str:
         query = urlencode({k: v for k, v in params.items() if v})
         return self.base + (f"?{query}" if query else "")
+
+    def at_url(self, leaf: str, event_id: str) -> str:
+        """An event on the branch ending at ``leaf``, focused: the link a card and the diagram give."""
+        return self.url(leaf=leaf, at=event_id) + "#event-" + quote(event_id, safe="")
 
     def event_url(self, event_id: str, leaf: str | None = None) -> str:
         return self.base + event_path(event_id, leaf)

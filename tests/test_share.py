@@ -235,3 +235,42 @@ def test_the_admin_cannot_delete_single_events(admin_client, branching):
     event = branching.events.first()
     assert admin_client.post(f"/admin/eventviewer/event/{event.pk}/delete/", {"post": "yes"}).status_code == 403
     assert branching.events.filter(pk=event.pk).exists()
+
+
+def test_a_new_share_link_expires_in_a_week_unless_told_otherwise(user_client, branching):
+    response = user_client.post(f"{branching.get_absolute_url()}share/", {"leaf": ""})
+    share = ShareLink.objects.get()
+    assert timedelta(days=6, hours=23) < share.expires_at - timezone.now() <= timedelta(days=7)
+    # The sender lands on the new link in the list, with its copy button.
+    assert response["Location"].endswith(f"#share-link-{share.pk}")
+    page = user_client.get(branching.get_absolute_url()).content.decode()
+    item = page[page.index(f'id="share-link-{share.pk}"') :]
+    assert f'data-copy="{share.get_absolute_url()}">Copy link</button>' in item[: item.index("</li>")]
+    assert '<option value="7d" selected>' in page
+
+
+def test_revoking_asks_first_and_a_get_changes_nothing(user_client, branching):
+    share = share_for(branching, note="for Ana")
+    url = f"{branching.get_absolute_url()}share/{share.pk}/revoke/"
+    html = user_client.get(url).content.decode()
+    assert "Revoke this share link?" in html and "for Ana" in html and 'method="post"' in html
+    share.refresh_from_db()
+    assert share.is_active
+    assert user_client.post(url)["Location"].endswith(f"#share-link-{share.pk}")
+    share.refresh_from_db()
+    assert share.is_revoked
+
+
+def test_an_error_under_a_share_link_leads_back_to_it_not_to_the_list(reviewer, branching):
+    share = share_for(branching)
+    html = reviewer.get(f"{share.get_absolute_url()}events/nope/").content.decode()
+    assert f'<a href="{share.get_absolute_url()}">Back to the shared conversation</a>' in html
+    assert "Back to the conversations" not in html and 'href="/"' not in html
+
+
+def test_the_senders_note_is_in_the_bar_that_stays_on_screen(reviewer, branching, other_leaf):
+    share = share_for(branching, leaf_event_id=other_leaf, note="check the <b>retry</b>")
+    html = reviewer.get(share.get_absolute_url()).content.decode()
+    bar = html[html.index('<div class="branch-bar">') :]
+    assert bar.index('class="share-note"') < bar.index('class="branch-line"')
+    assert "check the &lt;b&gt;retry&lt;/b&gt;" in bar

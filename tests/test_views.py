@@ -265,9 +265,12 @@ def test_the_standalone_svg_parses_and_links_every_leaf(site, imported):
     hrefs = {
         a.get("href") or a.get("{http://www.w3.org/1999/xlink}href") for a in root.iter("{http://www.w3.org/2000/svg}a")
     }
+    head = conversation.head.event_id
     for node in conversation.skeleton["nodes"]:
-        if node["leaf"]:
+        if node["leaf"] and node["id"] != head:
             assert f"{conversation.get_absolute_url()}?leaf={node['id']}" in hrefs
+    # HEAD's branch is the one drawn selected: its nodes go to their events on it.
+    assert f"{conversation.get_absolute_url()}?leaf={head}&at={head}#event-{head}" in hrefs
 
 
 # Import page
@@ -404,9 +407,10 @@ def test_a_branch_title_is_one_clean_line_whatever_the_text(site, tmp_path):
     (result,) = import_paths([(write_folder(tmp_path, events), "t")])
 
     html = site.get(result.conversation.get_absolute_url()).content.decode()
-    (title,) = re.findall(r'<a href="[^"]*\?leaf=m2"[^>]* title="([^"]*)">', html)  # the branch list
-    assert title.startswith("first line second line end padding padding")
-    assert len(title) == 200 and title.endswith("…")
+    # The branch list: what its leaf says, one line.
+    (title,) = re.findall(r'\?leaf=m2"[^>]*>[^<]*</a>\s*<span class="one-line muted small" title="([^"]*)">', html)
+    assert title.startswith("Agent: first line second line end padding padding")
+    assert len(title) == len("Agent: ") + 200 and title.endswith("…")
     assert not any(c in title for c in "\n\r\t\x00\u202e\u2066")
 
 
@@ -438,3 +442,115 @@ def test_events_named_like_dot_segments_have_pages_a_browser_can_open(site, tmp_
     share = ShareLink.objects.create(conversation=result.conversation)
     shared = site.get(share.get_absolute_url() + "events/?id=..").content.decode()
     assert re.search(r'<h1>MessageEvent <span class="mono muted">(.*?)</span>', shared)[1] == ".."
+
+
+# The branch list, the diagram panel, problems
+
+
+def _import_demo(name: str) -> Conversation:
+    from pathlib import Path
+
+    from eventviewer.imports.importer import import_paths
+
+    root = Path(__file__).resolve().parents[1] / "demo" / name
+    (result,) = import_paths([(next(p for p in root.iterdir() if p.is_dir()), name)])
+    return result.conversation
+
+
+def test_the_branch_list_says_where_each_branch_leaves_the_one_shown(site, imported):
+    conversation = imported("branching-retries")
+    html = site.get(conversation.get_absolute_url()).content.decode()
+    rows = re.findall(r'<tr class="(selected)?">(.*?)</tr>', html, re.S)
+    assert len(rows) == 3
+    selected = [row for flag, row in rows if flag]
+    assert len(selected) == 1 and "this branch" in selected[0]
+    for _, row in (r for r in rows if not r[0]):
+        assert re.search(r"data-anchor=\"[^\"]+\" title=\"Where it leaves the selected branch", row)
+        assert "terminal: ls" in row  # its first action of its own, with its command
+        assert "ends: finish result" in row
+
+
+@pytest.mark.parametrize(
+    ("query", "first_length"),
+    [({"bsort": "length", "bdir": "desc"}, "11"), ({"bsort": "length", "bdir": "asc"}, "7")],
+)
+def test_the_branch_list_sorts_by_a_column_as_an_htmx_partial(site, imported, query, first_length):
+    conversation = imported("branching-retries")
+    response = site.get(conversation.get_absolute_url(), query, HTTP_HX_TARGET="branch-list", **HX)
+    html = response.content.decode()
+    assert response.status_code == 200 and "HX-Request" in response["Vary"]
+    assert "<html" not in html and html.lstrip().startswith('<section class="branch-list" id="branch-list"')
+    lengths = re.findall(r'<td class="num">(\d+)</td>', html)
+    assert lengths[0] == first_length
+    assert f"bsort=length&amp;bdir={'asc' if query['bdir'] == 'desc' else 'desc'}" in html  # the next click flips it
+
+
+def test_the_branch_list_filters_and_says_when_nothing_matches(site, imported):
+    conversation = imported("branching-retries")
+    html = site.get(conversation.get_absolute_url(), {"bq": "wc -w"}).content.decode()
+    assert len(re.findall(r'<td class="what">', html)) == 1
+    html = site.get(conversation.get_absolute_url(), {"bq": "zebra"}).content.decode()
+    assert "No branch matches “zebra”" in html
+
+
+@pytest.mark.parametrize("query", [{"bsort": "size"}, {"bdir": "up"}, {"bpage": "0"}])
+def test_a_bad_branch_list_query_is_a_400(site, imported, query):
+    conversation = imported("branching-retries")
+    response = site.get(conversation.get_absolute_url(), query)
+    assert response.status_code == 400 and "Bad query" in response.content.decode()
+
+
+def test_the_diagram_panel_has_a_hint_a_folded_legend_and_a_large_view(site, imported):
+    conversation = imported("branching-retries")
+    html = site.get(conversation.get_absolute_url()).content.decode()
+    assert "Click a node on the highlighted branch to go to that event" in html
+    legend = html[html.index('<details class="legend">') :]
+    assert "mismatched observation" in legend[: legend.index("</details>")]
+    assert f'href="{conversation.get_absolute_url()}diagram.svg?leaf=' in html and 'target="_blank"' in html
+    svg = html[html.index("<svg") : html.index("</svg>")]
+    assert "selected branch" not in svg  # the legend is no longer drawn inside the graph
+
+
+def test_problems_name_their_tool_and_link_the_events_in_their_reasons(site, db):
+    conversation = _import_demo("problems")
+    html = site.get(conversation.get_absolute_url()).content.decode()
+    problems = html[html.index('<details class="problems">') : html.index("</details>", html.index("problems"))]
+    assert problems.count("<li>") == 5
+    assert "terminal" in problems
+    assert "second result for action <a " in problems  # the id is a link, shortened
+    assert "its only result does not match (see <a " in html
+
+
+def test_the_event_page_shows_a_mismatch_and_links_its_parent(site, db):
+    conversation = _import_demo("problems")
+    reading = conversation.read_path(conversation.head)
+    mismatched = next(iter(reading.pairing.mismatched))
+    event = conversation.events.get(event_id=mismatched)
+    html = site.get(f"{conversation.get_absolute_url()}events/{mismatched}/").content.decode()
+    assert '<span class="badge mismatched"' in html and "(on this branch)" in html
+    assert f'title="The parent event">{event.parent.event_id}</a>' in html
+
+
+def test_the_event_card_alone_is_an_htmx_partial(site, folder):
+    from eventviewer.imports.importer import import_paths
+
+    long_text = "\n".join(f"line {i}" for i in range(500))
+    path = folder(
+        [message("m1", None, "go"), action("a1", "m1", "c1"), observation("o1", "a1", "a1", "c1", text=long_text)]
+    )
+    (result,) = import_paths([(path, "t")])
+    response = site.get(f"{result.conversation.get_absolute_url()}events/o1/", **HX)
+    html = response.content.decode()
+    assert response.status_code == 200 and "<html" not in html and "HX-Request" in response["Vary"]
+    assert html.lstrip().startswith('<article class="card event') and "line 499" in html
+
+
+def test_a_title_is_one_line_with_inline_code_and_its_whole_text_on_hover(site, db):
+    conversation = _import_demo("problems")
+    html = site.get(conversation.get_absolute_url()).content.decode()
+    heading = re.search(r'<h1 class="one-line" title="([^"]*)">(.*?)</h1>', html)
+    assert heading[1] == conversation.title == "The test suite fails since yesterday. Find out why and fix `calc.py`."
+    assert heading[2].endswith("fix <code>calc.py</code>.")
+    assert "<summary>Full title</summary>" in html
+    listed = site.get("/").content.decode()
+    assert "fix <code>calc.py</code>" in listed and "```" not in listed

@@ -21,6 +21,14 @@ def markdown(text: str) -> SafeString:
 
 
 @register.filter
+def inline_markdown(text: str) -> SafeString:
+    """One line of untrusted markdown rendered inline (code spans, emphasis; no blocks),
+    for titles: a line starting with ``` or # stays a line."""
+    html = _markdown.renderInline(text or "")
+    return mark_safe(html.replace("<a href=", '<a rel="nofollow noopener noreferrer" href='))
+
+
+@register.filter
 def kind_label(kind: str) -> str:
     """ObservationEvent -> Observation: the suffix says nothing in a list of events."""
     kind = kind or ""

@@ -20,6 +20,8 @@ from .kinds import ACTION, ACTION_RESULTS, AGENT_ERROR
 class Mismatch(NamedTuple):
     code: str
     reason: str
+    refs: tuple[str, ...] = ()  # ids in the reason of events that exist (on this branch or another)
+    action: str = ""  # the action on this branch it was meant to answer, when there is one
 
 
 @dataclass
@@ -28,6 +30,15 @@ class Pairing:
     answers: dict[str, str] = field(default_factory=dict)  # result id -> the action it answers
     pending: list[str] = field(default_factory=list)  # action ids, path order
     mismatched: dict[str, Mismatch] = field(default_factory=dict)  # result id -> why, path order
+
+    @property
+    def unmatched_for(self) -> dict[str, list[str]]:
+        """Action id -> the mismatched results meant for it, in path order."""
+        found: dict[str, list[str]] = {}
+        for result_id, mismatch in self.mismatched.items():
+            if mismatch.action:
+                found.setdefault(mismatch.action, []).append(result_id)
+        return found
 
     @property
     def problem_count(self) -> int:
@@ -54,7 +65,10 @@ def pair(path: Sequence[Light], elsewhere: Container[str] = frozenset()) -> Pair
         earlier = result.result_for.get(action.event_id)
         if earlier is not None:
             result.mismatched[res.event_id] = Mismatch(
-                "duplicate", f"second result for action {action.event_id}, already answered by {earlier}"
+                "duplicate",
+                f"second result for action {action.event_id}, already answered by {earlier}",
+                (action.event_id, earlier),
+                action.event_id,
             )
             return
         result.result_for[action.event_id] = res.event_id
@@ -75,8 +89,12 @@ def pair(path: Sequence[Light], elsewhere: Container[str] = frozenset()) -> Pair
             action = by_call.get(event.tool_call_id)
             if action is None:
                 if event.tool_call_id in later_calls:
+                    later = next(e.event_id for e in path if e.kind == ACTION and e.tool_call_id == event.tool_call_id)
                     reason = Mismatch(
-                        "before_action", f"comes before the action that made tool call {event.tool_call_id}"
+                        "before_action",
+                        f"comes before the action that made tool call {event.tool_call_id}",
+                        (),
+                        later,
                     )
                 else:
                     reason = Mismatch(
@@ -86,7 +104,10 @@ def pair(path: Sequence[Light], elsewhere: Container[str] = frozenset()) -> Pair
                 result.mismatched[event.event_id] = reason
             elif event.tool_name and action.tool_name and event.tool_name != action.tool_name:
                 result.mismatched[event.event_id] = Mismatch(
-                    "tool_name", f"tool_name {event.tool_name!r} does not match the action's {action.tool_name!r}"
+                    "tool_name",
+                    f"tool_name {event.tool_name!r} does not match the action's {action.tool_name!r}",
+                    (),
+                    action.event_id,
                 )
             else:
                 settle(event, action)
@@ -110,16 +131,26 @@ def _check_result(
     if action is None:
         kind = kind_on_path.get(action_id)
         if kind == ACTION:
-            return Mismatch("before_action", f"comes before its action {action_id}")
+            return Mismatch("before_action", f"comes before its action {action_id}", (action_id,), action_id)
         if kind is not None:
-            return Mismatch("unknown_action", f"answers event {action_id}, which is a {kind}, not an action")
+            return Mismatch(
+                "unknown_action", f"answers event {action_id}, which is a {kind}, not an action", (action_id,)
+            )
         if action_id in elsewhere:
-            return Mismatch("other_branch", f"answers action {action_id}, which is on another branch")
+            return Mismatch("other_branch", f"answers action {action_id}, which is on another branch", (action_id,))
         return Mismatch("unknown_action", f"answers action {action_id}, which does not exist in this conversation")
     if event.tool_call_id != action.tool_call_id:
         return Mismatch(
-            "tool_call_id", f"tool_call_id {event.tool_call_id!r} does not match the action's {action.tool_call_id!r}"
+            "tool_call_id",
+            f"tool_call_id {event.tool_call_id!r} does not match the action's {action.tool_call_id!r}",
+            (),
+            action_id,
         )
     if event.tool_name != action.tool_name:
-        return Mismatch("tool_name", f"tool_name {event.tool_name!r} does not match the action's {action.tool_name!r}")
+        return Mismatch(
+            "tool_name",
+            f"tool_name {event.tool_name!r} does not match the action's {action.tool_name!r}",
+            (),
+            action_id,
+        )
     return None

@@ -166,3 +166,106 @@ def latest_leaf_below(skeleton: dict[str, Any], path: list[str]) -> str | None:
                     return node["latest_leaf"]
             return None
     return None
+
+
+LABEL_KINDS = {
+    kinds.OBSERVATION: "result",
+    kinds.USER_REJECT: "rejected",
+    kinds.AGENT_ERROR: "error",
+    kinds.CONVERSATION_ERROR: "error",
+    kinds.CONDENSATION: "condensed",
+    kinds.CONDENSATION_SUMMARY: "condensed",
+    kinds.CONDENSATION_REQUEST: "condensation requested",
+}
+
+
+def event_label(kind: str, source: str = "", tool_name: str = "", summary: str = "", command: str = "") -> str:
+    """What happened at an event, in a few words for the diagram and the branch list: the
+    tool and its command, who spoke and their first words, or the kind of result."""
+    summary = summary or ""
+    if kind == kinds.SYSTEM_PROMPT:
+        return "System prompt"
+    if kind == kinds.ACTION:
+        what = command or (summary if summary != tool_name else "")
+        return f"{tool_name or 'tool'}: {what}" if what else tool_name or "tool call"
+    if kind == kinds.MESSAGE:
+        who = "User" if source == "user" else "Agent" if source == "agent" else (source or "Message").capitalize()
+        return f"{who}: {summary}" if summary else who
+    if kind in (kinds.OBSERVATION, kinds.USER_REJECT, kinds.AGENT_ERROR):
+        what = f"{tool_name} {LABEL_KINDS[kind]}" if tool_name else LABEL_KINDS[kind]
+        return f"{what}: {summary}" if summary else what
+    short = LABEL_KINDS.get(kind) or (kind.removesuffix("Event") or kind)
+    return f"{short}: {summary}" if summary else short
+
+
+class Branch(NamedTuple):
+    """A row of the branch list: what sets a branch apart from the selected one."""
+
+    leaf: str
+    label: str  # what happens at its leaf
+    depth: int  # of its leaf; the branch holds depth + 1 events
+    outcome: str
+    head: bool
+    seq: int  # of its leaf: the most recent branch has the largest
+    timestamp: str
+    fork: str | None  # the last event it shares with the selected branch (None: it is that branch, or apart)
+    fork_depth: int | None
+    first: str | None  # its first event after the fork
+    first_label: str  # what happens there: the first message or action of its own
+
+    @property
+    def length(self) -> int:
+        return self.depth + 1
+
+
+def describe_branches(skeleton: dict[str, Any], selected: Iterable[str]) -> list[Branch]:
+    """Every leaf of the skeleton as a Branch, most recent first. ``selected`` holds the ids
+    of the selected branch's events (only its kept ones matter): a leaf's fork is its
+    nearest kept ancestor among them, and its first event of its own is the one just below."""
+    nodes = skeleton.get("nodes") or []
+    kept = {node["id"]: node for node in nodes}
+    on_path = {i for i in selected if i in kept}
+    # For each kept node: (fork, the kept node just below the fork on the way to it).
+    memo: dict[str | None, tuple[str | None, str | None]] = {}
+
+    def fork_of(node_id: str) -> tuple[str | None, str | None]:
+        chain = []
+        current: str | None = node_id
+        while current is not None and current not in on_path and current not in memo:
+            chain.append(current)
+            current = kept[current]["up"]
+        # On the path (the fork), already known, or None: a tree of its own, apart from the selection.
+        found = memo[current] if current in memo else (current, chain[-1] if chain else None)
+        for below in chain:
+            memo[below] = found
+        return found
+
+    branches = []
+    for node in nodes:
+        if not node["leaf"]:
+            continue
+        fork, side = (None, None) if node["id"] in on_path else fork_of(node["id"])
+        first, first_label = None, ""
+        if side is not None:
+            run = kept[side]["run"]
+            if run:
+                first, first_label = run["first"], run.get("first_label") or event_label(run["first_kind"])
+            else:
+                first, first_label = side, kept[side].get("label") or event_label(kept[side]["kind"])
+        branches.append(
+            Branch(
+                node["id"],
+                node.get("label") or event_label(node["kind"], summary=node.get("summary") or ""),
+                node["depth"],
+                node["outcome"] or "open",
+                bool(node["head"]),
+                node["seq"],
+                node.get("timestamp") or "",
+                fork,
+                kept[fork]["depth"] if fork is not None else None,
+                first,
+                first_label,
+            )
+        )
+    branches.sort(key=lambda b: b.seq, reverse=True)
+    return branches

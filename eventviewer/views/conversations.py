@@ -24,7 +24,9 @@ from eventviewer.trajectory import diagram
 from eventviewer.trajectory.reading import Reading
 from eventviewer.trajectory.timeline import timeline_svg
 from eventviewer.trajectory.window import NotOnBranch, problems_near, window
-from eventviewer.views import branch
+from eventviewer.views import turns as branch_turns
+from eventviewer.views.branches import branch_list
+from eventviewer.views.problems import Reasons, problem_lines
 
 LIST_COLUMNS = [
     ("title", "Title"),
@@ -38,7 +40,6 @@ LIST_COLUMNS = [
     ("duration", "Duration"),
     ("imported", "Imported"),
 ]
-BRANCHES_LISTED = 40  # the branch list beside the diagram: the most recent ones
 SHARE_LINKS_LISTED = 50
 SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
@@ -62,18 +63,13 @@ def cached_diagram(scope: Scope, leaf: Event | None, reading: Reading | None = N
             path=path,
             problems=problems,
             link=lambda event_id: scope.url(leaf=event_id),
+            event_link=(lambda event_id: scope.at_url(leaf.event_id, event_id)) if leaf else None,
             htmx_target="#workspace",
         )
         cache.set(key, svg, settings.EVENTVIEWER_DIAGRAM_CACHE_SECONDS)
     # diagram_svg builds every label from escaped text and sanitizes the SVG dot
     # returns against an allowlist of elements and attributes.
     return mark_safe(svg)
-
-
-def _branches(conversation: Conversation) -> tuple[list[dict], int]:
-    leaves = [n for n in conversation.skeleton.get("nodes", []) if n["leaf"]]
-    leaves.sort(key=lambda n: n["seq"], reverse=True)
-    return leaves[:BRANCHES_LISTED], len(leaves)
 
 
 def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpResponse:
@@ -87,33 +83,39 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
         "leaf": leaf,
         "reading": reading,
         "is_head": leaf is not None and leaf.pk == conversation.head_id,
+        "can_share": not scope.read_only and request.user.is_authenticated,
     }
-    view = params.get("view") or branch.FULL
+    view = params.get("view") or branch_turns.FULL
     context["view"] = view
+    if request.htmx and request.htmx.target == "branch-list" and not request.htmx.history_restore_request:
+        context.update(branch_list(request, scope, reading))  # filtered, sorted or paged in place
+        return render(request, "conversations/detail.html#branch-list", context)
     if reading:
-        turns = branch.display_turns(reading, view)
+        turns = branch_turns.display_turns(reading, view)
         try:
             span = window(turns, settings.EVENTVIEWER_PAGE_SIZE, params["at"], params["before"], params["after"])
         except NotOnBranch as e:
             raise Http404(f"Event {e.args[0]!r} is not on this branch.") from None
+        reasons = Reasons(scope, leaf, reading)
         context["window"] = span
-        context["rows"] = branch.build_rows(conversation, reading, turns, span, leaf)
+        context["rows"] = branch_turns.build_rows(conversation, reading, turns, span, leaf, reasons)
         context["at"] = params["at"]
         context["branch_usage"] = conversation.usage_of(reading.path)
-        context["failures"], context["first_failure"] = branch.failure_summary(conversation, reading, turns)
+        context["failures"], context["first_failure"] = branch_turns.failure_summary(conversation, reading, turns)
         context["timeline"] = mark_safe(  # built from escaped text only (trajectory.timeline)
             timeline_svg(
-                branch.timeline_marks(reading, turns),
-                lambda eid: scope.url(leaf=leaf.event_id, at=eid, view=branch.view_param(view)) + f"#event-{eid}",
+                branch_turns.timeline_marks(reading, turns),
+                lambda eid: scope.url(leaf=leaf.event_id, at=eid, view=branch_turns.view_param(view)) + f"#event-{eid}",
             )
         )
         if request.htmx and (params["before"] or params["after"]) and not request.htmx.history_restore_request:
             partial = "earlier" if params["before"] else "later"
             return render(request, f"conversations/detail.html#{partial}", context)
-        context["problems"] = problems_near(reading, span)
+        context["problems"] = problem_lines(problems_near(reading, span), reading, reasons)
     context["diagram"] = cached_diagram(scope, leaf, reading)
-    context["branches"], context["branch_total"] = _branches(conversation)
-    if not scope.read_only and request.user.is_authenticated:
+    context["legend"] = diagram.LEGEND
+    context.update(branch_list(request, scope, reading))
+    if context["can_share"]:
         context["share_links"] = conversation.share_links.all()[:SHARE_LINKS_LISTED]
         context["share_form"] = ShareForm()
     if request.htmx and not request.htmx.history_restore_request:

@@ -6,14 +6,16 @@ import orjson
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
+from django.views.decorators.vary import vary_on_headers
 
 from eventviewer.forms import EventForm
-from eventviewer.lookups import get_conversation, get_event, valid
+from eventviewer.lookups import get_conversation, get_event, get_leaf, valid
 from eventviewer.models import Conversation, Event, EventPayload, unpack
 from eventviewer.scope import Scope
 from eventviewer.trajectory.cards import FULL_TEXT_CHARS, pretty
 from eventviewer.trajectory.kinds import card_for
 from eventviewer.trajectory.skeleton import latest_leaf_below
+from eventviewer.views.problems import Reasons
 
 CHILDREN_LISTED = 100
 
@@ -31,6 +33,15 @@ def event_page(request: HttpRequest, scope: Scope, event_id: str) -> HttpRespons
         else:
             path_ids = [e.event_id for e in Event.objects.path_to(event)]
             leaf = _branch_through(conversation, event, path_ids)
+    problem = None
+    if leaf and not request.htmx:
+        # Pending or mismatched on the branch it is shown on: the same badge and reason as its card.
+        leaf_event = get_leaf(conversation, leaf)
+        reading = conversation.read_path(leaf_event)
+        pairing = reading.pairing
+        if event.event_id in pairing.mismatched or event.event_id in pairing.pending:
+            reason = Reasons(scope, leaf_event, reading).of(event.event_id)
+            problem = {"mismatch": pairing.mismatched.get(event.event_id), "reason": reason}
     children = list(event.children.light().order_by("seq")[:CHILDREN_LISTED]) if event.is_tree_node else []
     parent = event.parent.event_id if event.parent_id else None
     context = {
@@ -41,8 +52,11 @@ def event_page(request: HttpRequest, scope: Scope, event_id: str) -> HttpRespons
         "raw_json": pretty(data, FULL_TEXT_CHARS),
         "leaf": leaf,
         "parent": parent,
+        "problem": problem,
         "children": children,
     }
+    if request.htmx:
+        return render(request, "conversations/event.html#card", context)  # "show all output" in place
     return render(request, "conversations/event.html", context)
 
 
@@ -64,5 +78,6 @@ def event_id_of(request: HttpRequest, event_id: str | None) -> str:
 
 
 @require_GET
+@vary_on_headers("HX-Request")
 def event_detail(request: HttpRequest, conversation_id: str, event_id: str | None = None) -> HttpResponse:
     return event_page(request, Scope(get_conversation(conversation_id)), event_id_of(request, event_id))

@@ -11,7 +11,7 @@ from django.core.exceptions import BadRequest
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from eventviewer.forms import PathForm, ShareForm
@@ -42,20 +42,25 @@ def share_create(request: HttpRequest, conversation_id: str) -> HttpResponse:
         expires_at=form.expires_at(),
         created_by=request.user,
     )
-    messages.success(request, f"Share link created: {request.build_absolute_uri(share.get_absolute_url())}")
-    return redirect(Scope(conversation).url(leaf=leaf) + "#share")
+    # Back on the branch, scrolled to the new link with its copy button (and highlighted: :target).
+    return redirect(Scope(conversation).url(leaf=leaf) + f"#share-link-{share.pk}")
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 @login_required
 def share_revoke(request: HttpRequest, conversation_id: str, pk: int) -> HttpResponse:
+    """GET asks for confirmation (a page, so it works without JavaScript); POST revokes."""
     conversation = get_conversation(conversation_id)
     share = get_object_or_404(ShareLink, pk=pk, conversation=conversation)
+    back = Scope(conversation).url(leaf=share.leaf_event_id) + f"#share-link-{share.pk}"
+    if request.method == "GET":
+        context = {"conversation": conversation, "share": share, "back": back, "scope": Scope(conversation)}
+        return render(request, "share/revoke.html", context)
     if share.revoked_at is None:
         share.revoked_at = timezone.now()
         share.save(update_fields=["revoked_at"])
     messages.success(request, "Share link revoked: it no longer opens anything.")
-    return redirect(conversation.get_absolute_url() + "#share")
+    return redirect(back)
 
 
 def _shared(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
@@ -93,6 +98,7 @@ def shared_conversation(request: HttpRequest, scope: Scope) -> HttpResponse:
 
 
 @require_GET
+@vary_on_headers("HX-Request")
 @_shared
 def shared_event(request: HttpRequest, scope: Scope, event_id: str | None = None) -> HttpResponse:
     return event_page(request, scope, event_id_of(request, event_id))

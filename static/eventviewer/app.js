@@ -1,44 +1,75 @@
-// eventviewer: keyboard navigation and copy-link controls. Everything else is
-// plain links and htmx attributes; this file only adds conveniences.
+// eventviewer: keyboard navigation, in-place focus, copy controls and the diagram's zoom.
+// Everything else is plain links and htmx attributes; this file only adds conveniences,
+// and every control it handles is also a real link or form that works without it.
 (function () {
   "use strict";
 
-  var current = null;
+  var current = null; // the focused event card, or null: start from the card in view
+  var afterEarlier = null; // a k press waiting for earlier turns to arrive
 
   function eventElements() {
-    return Array.prototype.slice.call(document.querySelectorAll("[data-event]"));
+    return Array.prototype.slice.call(document.querySelectorAll("#workspace [data-event]"));
   }
 
   function byEventId(id) {
     return document.getElementById("event-" + id);
   }
 
-  function focusEvent(el, updateHash) {
+  // The top of the visible reading area: below the sticky top bar and branch bar.
+  function readingTop() {
+    var top = 0;
+    document.querySelectorAll(".topbar, .branch-bar").forEach(function (el) {
+      if (getComputedStyle(el).position === "sticky") top = Math.max(top, el.getBoundingClientRect().bottom);
+    });
+    return top;
+  }
+
+  function isInView(el) {
+    var rect = el.getBoundingClientRect();
+    return rect.bottom > readingTop() && rect.top < window.innerHeight;
+  }
+
+  function focusEvent(el, url) {
     if (!el) return false;
-    document.querySelectorAll(".event.focused").forEach(function (e) { e.classList.remove("focused"); });
+    document.querySelectorAll("[data-event].focused").forEach(function (e) { e.classList.remove("focused"); });
     el.classList.add("focused");
+    if (!el.hasAttribute("tabindex")) el.setAttribute("tabindex", "-1");
+    el.focus({ preventScroll: true });
     el.scrollIntoView({ block: "center" });
     current = el;
-    if (updateHash) history.replaceState(history.state, "", "#" + el.id);
+    if (url) history.replaceState(history.state, "", url);
     return true;
   }
 
-  function currentIndex(list) {
-    if (current && document.body.contains(current)) return list.indexOf(current);
-    var middle = window.innerHeight / 3;
+  // Where j and k start: the focused card while it is in view; after scrolling it away,
+  // the first card whose top is in view (j goes to it, k to the one before it).
+  function startIndex(list, delta) {
+    if (current && document.body.contains(current) && isInView(current)) return list.indexOf(current);
+    var top = readingTop() - 4;
     for (var i = 0; i < list.length; i++) {
-      if (list[i].getBoundingClientRect().top >= middle - 40) return i - 1;
+      if (list[i].getBoundingClientRect().top >= top) return delta > 0 ? i - 1 : i;
     }
-    return list.length - 1;
+    return delta > 0 ? list.length - 1 : list.length;
+  }
+
+  // The URL that reopens the branch at this card: its own link (?leaf=…&at=…#event-…).
+  function hashFor(el) {
+    var link = el.querySelector(".event-head a.permalink");
+    return link ? new URL(link.getAttribute("href"), window.location.href).href : "#" + el.id;
   }
 
   function move(delta) {
     var list = eventElements();
     if (!list.length) return;
-    var i = currentIndex(list) + delta;
+    var i = startIndex(list, delta) + delta;
     if (i < 0) {
       var earlier = document.querySelector("[data-load-earlier]");
-      if (earlier) earlier.click();
+      if (earlier) {
+        focusEvent(list[0], hashFor(list[0]));
+        afterEarlier = list[0];
+        earlier.click();
+        return;
+      }
       i = 0;
     }
     if (i >= list.length) {
@@ -46,14 +77,14 @@
       if (later) later.click();
       i = list.length - 1;
     }
-    focusEvent(list[i], true);
+    focusEvent(list[i], hashFor(list[i]));
   }
 
   function moveProblem(delta) {
     var list = eventElements();
-    var i = currentIndex(list);
+    var i = startIndex(list, delta);
     for (var j = i + delta; j >= 0 && j < list.length; j += delta) {
-      if (list[j].classList.contains("problem")) return focusEvent(list[j], true);
+      if (list[j].classList.contains("problem")) return focusEvent(list[j], hashFor(list[j]));
     }
     // No more problems in the loaded turns: follow the link to the next one outside them.
     var where = delta > 0 ? "after" : "before";
@@ -80,6 +111,10 @@
     if (dialog && !dialog.open) dialog.showModal();
   }
 
+  function hrefOf(el) {
+    return el.getAttribute("href") || el.getAttribute("xlink:href");
+  }
+
   document.addEventListener("keydown", function (e) {
     if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return;
     var target = e.target;
@@ -95,24 +130,54 @@
     e.preventDefault();
   });
 
+  // Scrolling the focused card out of view hands j/k back to the card in view.
+  window.addEventListener("scroll", function () {
+    if (current && !isInView(current)) current = null;
+  }, { passive: true });
+
   document.addEventListener("click", function (e) {
-    var el = e.target.closest("[data-copy-link], [data-copy], [data-anchor], [data-show-keys]");
+    if (e.button !== 0 || e.ctrlKey || e.metaKey || e.shiftKey || e.altKey) return;
+    var el = e.target.closest("[data-copy], [data-anchor], [data-show-keys], [data-zoom-diagram], [data-share-event], [data-full-output]");
     if (!el) return;
     if (el.hasAttribute("data-show-keys")) {
       showKeys();
     } else if (el.hasAttribute("data-copy")) {
       copy(new URL(el.getAttribute("data-copy"), window.location.href).href, el);
-    } else if (el.hasAttribute("data-copy-link")) {
+    } else if (el.hasAttribute("data-zoom-diagram")) {
+      var diagram = document.getElementById("diagram");
+      var zoomed = diagram.classList.toggle("zoomed");
+      el.setAttribute("aria-pressed", zoomed ? "true" : "false");
+    } else if (el.hasAttribute("data-share-event")) {
+      var focus = document.querySelector("#share [data-focus-input]");
+      if (!focus) return;
       e.preventDefault();
-      copy(new URL(el.getAttribute("href"), window.location.href).href, el);
+      focus.value = el.getAttribute("data-share-event");
+      var note = document.querySelector("#share input[name=note]");
+      document.getElementById("share").scrollIntoView({ block: "nearest" });
+      (note || focus).focus();
+    } else if (el.hasAttribute("data-full-output")) {
+      e.preventDefault();
+      var card = el.closest("[data-event]");
+      var pre = card && card.querySelector("pre.output");
+      if (!pre || !window.htmx) { window.location.href = hrefOf(el); return; }
+      window.htmx.ajax("GET", hrefOf(el), { target: pre, swap: "outerHTML", select: "pre.output" }).then(function () {
+        el.closest(".truncated").remove();
+      });
     } else if (el.hasAttribute("data-anchor")) {
       var anchored = byEventId(el.getAttribute("data-anchor"));
       if (anchored) {
         e.preventDefault();
-        focusEvent(anchored, true);
+        focusEvent(anchored, new URL(hrefOf(el), window.location.href).href);
       }
     }
   });
+
+  // "show all output" on a cut observation opens in place; its link is the event page.
+  function markFullOutputLinks(root) {
+    root.querySelectorAll("[data-event] .truncated a[href*='/events/']").forEach(function (a) {
+      if (a.closest("[data-event]").querySelector("pre.output")) a.setAttribute("data-full-output", "");
+    });
+  }
 
   // The event named by the URL's #event-<id>, else the one the page was opened at
   // (?at=<id> without a fragment, or a share link's focus event).
@@ -124,19 +189,40 @@
       // an id with a lone "%": use the fragment as it is
     }
     if (hash.indexOf("event-") === 0) {
-      focusEvent(document.getElementById(hash), false);
+      focusEvent(document.getElementById(hash), null);
       return;
     }
     var workspace = document.getElementById("workspace");
     var at = workspace && workspace.getAttribute("data-at");
-    if (at) focusEvent(byEventId(at), false);
+    if (at) focusEvent(byEventId(at), null);
   }
 
-  document.addEventListener("DOMContentLoaded", focusFromHash);
+  // A block that scrolls (long output, wide arguments) can be reached and scrolled with the keyboard.
+  function markScrollable(root) {
+    root.querySelectorAll("pre:not([tabindex])").forEach(function (pre) {
+      if (pre.scrollHeight > pre.clientHeight + 1 || pre.scrollWidth > pre.clientWidth + 1) pre.setAttribute("tabindex", "0");
+    });
+  }
+
+  document.addEventListener("toggle", function (e) { markScrollable(e.target); }, true);
+  document.addEventListener("DOMContentLoaded", function () {
+    markScrollable(document);
+    markFullOutputLinks(document);
+    focusFromHash();
+  });
   document.addEventListener("htmx:afterSettle", function (e) {
+    markScrollable(document);
+    markFullOutputLinks(document);
     if (e.target && e.target.id === "workspace") {
       current = null;
       focusFromHash();
+    } else if (afterEarlier) {
+      // k at the top loaded earlier turns: go on to the event just before the one focused.
+      var list = eventElements();
+      var i = list.indexOf(afterEarlier);
+      afterEarlier = null;
+      if (i > 0) focusEvent(list[i - 1], hashFor(list[i - 1]));
+      else if (current) current.scrollIntoView({ block: "center" });
     }
   });
 })();

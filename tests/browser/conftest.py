@@ -7,16 +7,19 @@ no uncaught exception, no CSP violation and no alert/confirm/prompt: every conte
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 from django.core.cache import cache
+from django.utils import timezone
 from playwright.sync_api import expect
 
 from eventviewer.imports.importer import import_paths
-from eventviewer.models import Conversation
+from eventviewer.models import Conversation, ShareLink
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -87,6 +90,7 @@ class Trouble:
     """What went wrong in the pages of one browser context."""
 
     errors: list[str] = field(default_factory=list)
+    allowed: list[re.Pattern] = field(default_factory=list)  # console errors a test provokes on purpose
 
     def watch(self, page) -> None:
         page.on("console", lambda message: self.on_console(page, message))
@@ -97,6 +101,8 @@ class Trouble:
         if message.type not in ("error", "assert"):
             return
         source = message.location.get("url") or ""
+        if any(pattern.search(message.text) for pattern in self.allowed):
+            return
         self.errors.append(f"console {message.type}: {message.text} (page {page.url}, from {source or '?'})")
 
     def on_dialog(self, page, dialog) -> None:
@@ -114,6 +120,7 @@ class Contexts:
     def __init__(self, browser, base_url: str):
         self.browser, self.base_url = browser, base_url
         self.made: dict[object, Trouble] = {}
+        self.allowed: list[re.Pattern] = []
 
     def __call__(self, **options):
         options.setdefault("viewport", {"width": 1280, "height": 800})
@@ -122,9 +129,16 @@ class Contexts:
         # The copy buttons use the clipboard; without it they fall back to window.prompt.
         context.grant_permissions(["clipboard-read", "clipboard-write"], origin=self.base_url)
         context.add_init_script(REPORT_CSP_VIOLATIONS)
-        trouble = self.made[context] = Trouble()
+        trouble = self.made[context] = Trouble(allowed=list(self.allowed))
         context.on("page", trouble.watch)
         return context
+
+    def allow(self, pattern: str) -> None:
+        """Accept console errors matching ``pattern`` from now on: the browser logs the status
+        of a page the test opens on purpose, such as a 404 or a 410."""
+        for trouble in self.made.values():
+            trouble.allowed.append(re.compile(pattern))
+        self.allowed.append(re.compile(pattern))
 
     def check(self) -> None:
         """Fail the running test if any page reported trouble since the last check."""
@@ -234,3 +248,73 @@ def assert_not_reloaded(page) -> None:
 def diagram_link(page, event_id: str):
     """The diagram's link selecting the branch that ends at ``event_id``."""
     return page.locator(f'#diagram svg a[hx-get$="leaf={event_id}"]').first
+
+
+def import_wide_call(folder: Path) -> Conversation:
+    """A conversation whose tool call has one 6,000-character line (a file_editor create),
+    and a long title: what once made the page 1,115 px wide on a phone."""
+    from ..conftest import action, message, observation
+
+    line = "x = [" + ", ".join(str(i) for i in range(1200)) + "]"
+    call = action("a1", "m1", "c1", tool="file_editor", action={"kind": "FileEditorAction", "command": "create"})
+    call["tool_call"]["arguments"] = json.dumps({"command": "create", "path": "/w/numbers.py", "file_text": line})
+    events = [
+        message("m1", None, "Write numbers.py with a very long list literal on one line " + "please " * 30),
+        call,
+        observation("o1", "a1", "a1", "c1", tool="file_editor", text="File created: " + line),
+    ]
+    path = folder / "wide-call.jsonl"
+    path.write_text("\n".join(json.dumps(e) for e in events))
+    (result,) = import_paths([(path, path.name)])
+    return result.conversation
+
+
+@dataclass
+class PageType:
+    name: str
+    url: str
+    owner: bool  # opened logged in as the conversation's owner (else as a reviewer without an account)
+    status: int = 200
+
+
+@pytest.fixture
+def page_types(demo, make_user, tmp_path) -> list[PageType]:
+    """One URL of every kind of page, including the conversation with the longest line."""
+    make_user("owner")
+    wide = import_wide_call(tmp_path)
+    branching = demo["branching-retries"]
+    share = ShareLink.objects.create(
+        conversation=branching, leaf_event_id=other_leaf(branching), note="Look at the retry " * 8
+    )
+    gone = ShareLink.objects.create(conversation=branching, revoked_at=timezone.now())
+    return [
+        PageType("list", "/", True),
+        PageType("conversation", branching.get_absolute_url(), True),
+        PageType("long line", wide.get_absolute_url(), True),
+        PageType("problems", demo["problems"].get_absolute_url(), True),
+        PageType("long conversation", demo["long-300"].get_absolute_url(), True),
+        PageType("event", f"{wide.get_absolute_url()}events/a1/", True),
+        PageType("import", "/import/", True),
+        PageType("revoke", f"{branching.get_absolute_url()}share/{share.pk}/revoke/", True),
+        PageType("404", "/no/such/page/", True, 404),
+        PageType("400", "/c/zzz/", True, 400),
+        PageType("login", "/accounts/login/", False),
+        PageType("share", share.get_absolute_url(), False),
+        PageType("share event", f"{share.get_absolute_url()}events/{other_leaf(branching)}/", False),
+        PageType("share 404", f"{share.get_absolute_url()}events/nope/", False, 404),
+        PageType("share 410", gone.get_absolute_url(), False, 410),
+    ]
+
+
+def open_page_types(new_context, page_types: list[PageType], **options):
+    """(page type, page) for each page type, the owner's logged in; bad statuses are expected."""
+    new_context.allow(r"status of 4\d\d")
+    owner = new_context(**options).new_page()
+    log_in(owner, "owner")
+    reviewer = new_context(**options).new_page()
+    for page_type in page_types:
+        page = owner if page_type.owner else reviewer
+        response = page.goto(page_type.url)
+        assert response.status == page_type.status, (page_type, response.status)
+        page.evaluate("document.fonts.ready")
+        yield page_type, page

@@ -24,7 +24,11 @@ def screenshots_wanted(request):
 
 @pytest.fixture
 def shot(new_context):
-    page = new_context(viewport=VIEWPORT, color_scheme="light").new_page()
+    return screenshooter(new_context, VIEWPORT)
+
+
+def screenshooter(new_context, viewport: dict, scheme: str = "light"):
+    page = new_context(viewport=viewport, color_scheme=scheme).new_page()
 
     def save(name: str) -> None:
         page.evaluate("document.fonts.ready")
@@ -59,3 +63,17 @@ def test_reviewer_screenshot(shot, branching):
     page.goto(share.get_absolute_url())
     expect(page.locator(".share-note")).to_be_visible()
     save("reviewer.png")
+
+
+def test_phone_screenshot(new_context, demo):
+    page, save = screenshooter(new_context, {"width": 360, "height": 740})
+    page.goto(demo["problems"].get_absolute_url())
+    page.get_by_text("Show problems").click()
+    save("phone.png")
+
+
+def test_dark_screenshot(new_context, branching):
+    page, save = screenshooter(new_context, VIEWPORT, "dark")
+    page.goto(branching.get_absolute_url())
+    page.locator("details.legend summary").click()
+    save("dark.png")

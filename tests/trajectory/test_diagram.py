@@ -19,7 +19,7 @@ from eventviewer.trajectory.diagram import (
     render_svg,
     sanitize_svg,
 )
-from eventviewer.trajectory.skeleton import Node, build_skeleton
+from eventviewer.trajectory.skeleton import Node, build_skeleton, describe_branches, event_label
 from eventviewer.trajectory.tree import Entry, build_tree
 
 from .sdk import load
@@ -154,7 +154,7 @@ def test_a_long_single_branch_is_a_handful_of_nodes():
     path = loaded.path()
     drawn = Drawn(loaded.skeleton(), path)
     assert [drawn.box(name).role for name in drawn.classes] == ["event", "run", "event"]
-    assert "320 events:" in drawn.svg
+    assert "320 events · depth 1–320" in drawn.svg
     assert_path_highlighted(drawn, path)
 
 
@@ -188,6 +188,107 @@ def test_pending_and_mismatched_events_get_their_own_coloured_nodes(retries):
     runs = [drawn.box(name).count for name in drawn.chain_to(drawn.named("selected")[0])]
     assert runs == [1, 1, 1, 1, 1, 1, 1, 1, 2, 1]  # root, branch, run, branch, run, pending, run, mismatched, run, leaf
     assert_path_highlighted(drawn, path)
+
+
+def event_link(event_id: str) -> str:
+    return f"/c/1/?leaf=L&at={quote(event_id, safe='')}#event-{quote(event_id, safe='')}"
+
+
+def anchors(root: ET.Element) -> dict[str, dict[str, str | None]]:
+    """Each node's link: its href, the event it focuses in place and its htmx request."""
+    found = {}
+    for g in root.iter(f"{SVG}g"):
+        if "node" in (g.get("class") or "").split():
+            a = g.find(f".//{SVG}a")
+            found[g.findtext(f"{SVG}title")] = {k: a.get(k) for k in (XLINK_HREF, "data-anchor", "hx-get")}
+    return found
+
+
+@pytest.mark.parametrize("which", [0, 1, 2])
+def test_a_click_on_the_selected_branch_goes_to_that_event_and_elsewhere_switches_branch(retries, which):
+    loaded, skeleton, leaves = retries
+    path = loaded.path(leaves[which])
+    boxes = diagram_nodes(skeleton, path=path, problems={})
+    svg = diagram_svg(skeleton, path=path, problems={}, link=link, event_link=event_link, htmx_target="#w")
+    on_path = {step.event_id for step in path}
+    for name, a in anchors(ET.fromstring(svg)).items():
+        box = boxes[int(name[1:])]
+        if box.on_path:
+            assert box.at in on_path
+            assert a == {XLINK_HREF: event_link(box.at), "data-anchor": box.at, "hx-get": None}
+        else:
+            assert box.at is None
+            assert a == {XLINK_HREF: link(box.link_to), "data-anchor": None, "hx-get": link(box.link_to)}
+    root = [box for box in boxes if box.parent is None and box.on_path]
+    assert root and root[0].at == path[0].event_id  # the system prompt is an event, not a branch switch
+
+
+def test_a_folded_run_on_the_selected_branch_goes_to_its_first_event(retries):
+    loaded, skeleton, leaves = retries
+    leaf = max(leaves, key=lambda i: loaded.tree.depth[i])
+    path = loaded.path(leaf)
+    runs = [box for box in diagram_nodes(skeleton, path=path, problems={}) if box.role == "run" and box.on_path]
+    assert runs
+    for box in runs:
+        assert box.at == path[box.depth].event_id
+
+
+def labelled(grown: Grown, head: str, labels: dict[str, str]) -> dict:
+    skeleton = grown.skeleton(head=head)
+    for node in skeleton["nodes"]:
+        node["label"] = labels.get(node["id"], "")
+        if node["run"]:
+            node["run"]["first_label"] = labels.get(node["run"]["first"], "")
+            node["run"]["last_label"] = labels.get(node["run"]["last"], "")
+    return skeleton
+
+
+def test_labels_say_what_happened_without_repeating_themselves():
+    grown = Grown()
+    root = grown.add("sys", None, kind="SystemPromptEvent")
+    ask = grown.add("ask", root, kind="MessageEvent")
+    left = grown.add("left", ask, kind="ActionEvent")  # a single event between two kept ones
+    grown.add("left-end", left, kind="ActionEvent")
+    right = grown.chain("r", ask, 5)
+    labels = {
+        "sys": "System prompt",
+        "ask": "User: Write a script that counts words",
+        "left": "terminal: ls -1",
+        "left-end": "terminal: wc -w data.txt",
+        "r0": "file_editor: create count.py",
+        right: "finish: done",
+    }
+    skeleton = labelled(grown, right, labels)
+    next(n for n in skeleton["nodes"] if n["id"] == "left-end")["outcome"] = "pending"  # an action waits: pending
+    path = grown.path("left-end")
+    svg = diagram_svg(skeleton, path=path, problems={"left-end": "pending"}, link=link, event_link=event_link)
+    texts = [t.text for t in ET.fromstring(svg).iter(f"{SVG}text")]
+    for label in ("System prompt", "User: Write a script that c…", "terminal: ls -1", "terminal: wc -w data.txt"):
+        assert label in texts
+    assert "4 events · depth 2–5" in texts and "file_editor: create count…" in texts
+    assert not any("1 event" in t for t in texts)  # a single folded event reads as itself
+    assert not any(re.search(r"\b(\w+) · \1\b", t) for t in texts)  # never "pending · pending"
+    assert "depth 3 · pending" in texts and "HEAD · depth 6 · finished" in texts
+
+
+@pytest.mark.parametrize(
+    ("args", "label"),
+    [
+        (("SystemPromptEvent", "agent", "", "system prompt, 4 tools"), "System prompt"),
+        (("MessageEvent", "user", "", "Write a script"), "User: Write a script"),
+        (("MessageEvent", "agent", "", "Done."), "Agent: Done."),
+        (("ActionEvent", "agent", "terminal", "list files", "ls -1"), "terminal: ls -1"),
+        (("ActionEvent", "agent", "terminal", "list files"), "terminal: list files"),
+        (("ActionEvent", "agent", "think", "think"), "think"),
+        (("ObservationEvent", "environment", "terminal", "total 4"), "terminal result: total 4"),
+        (("AgentErrorEvent", "agent", "search", "Tool not found"), "search error: Tool not found"),
+        (("UserRejectObservation", "user", "terminal", "too risky"), "terminal rejected: too risky"),
+        (("CondensationRequest", "agent", "", ""), "condensation requested"),
+        (("PauseEvent", "user", "", ""), "Pause"),
+    ],
+)
+def test_event_labels_name_the_tool_and_command_or_the_first_words(args, label):
+    assert event_label(*args) == label
 
 
 # --- generated trees ------------------------------------------------------------------------
@@ -347,6 +448,9 @@ def test_it_escapes_hostile_summaries_kinds_and_ids():
         node["timestamp"] = HOSTILE[1]
     path = grown.path(ids[3])
     svg = diagram_svg(skeleton, path=path, problems={ids[3]: "mismatched"}, link=link, htmx_target="#diagram")
+    on_branch = diagram_svg(skeleton, path=path, problems={}, link=link, event_link=event_link, htmx_target="#diagram")
+    focused = {a["data-anchor"] for a in anchors(ET.fromstring(on_branch)).values()} - {None}
+    assert focused == {ids[0], ids[3]}  # the hostile ids come back exactly, as attribute text
 
     root = ET.fromstring(svg)  # well-formed XML
     assert "<script" not in svg.lower() and "<img" not in svg.lower()
@@ -357,8 +461,8 @@ def test_it_escapes_hostile_summaries_kinds_and_ids():
     hrefs = [a.get(XLINK_HREF) for a in root.iter(f"{SVG}a")]
     assert sorted(hrefs) == sorted(link(i) for i in [ids[-1], *ids[1:]])  # the root selects the latest leaf
     texts = {t.text for t in root.iter(f"{SVG}text")}
-    for text in HOSTILE[:5]:  # kinds show literally (one line, at most 40 characters)
-        assert text.removesuffix("Event")[:39] in {t[:39] for t in texts if t}
+    for text in HOSTILE[:5]:  # kinds start their labels literally (one line, at most 30 characters)
+        assert any(t.startswith(text.removesuffix("Event")[:20]) for t in texts if t)
     titles = [t.text for a in root.iter(f"{SVG}a") for t in a.findall(f"{SVG}title")]
     assert titles and all(len(t) <= 300 for t in titles)
     assert any("&amp; &lt; &nbsp; &bogus;" in t for t in titles)  # entities are not decoded
@@ -412,3 +516,29 @@ def test_the_sanitizer_drops_scripts_handlers_and_foreign_links():
 def test_the_sanitizer_refuses_entity_declarations():
     with pytest.raises(ValueError):
         sanitize_svg('<!DOCTYPE svg [<!ENTITY a "aaaa">]><svg xmlns="http://www.w3.org/2000/svg">&a;</svg>')
+
+
+# --- the branch list ------------------------------------------------------------------------
+
+
+def test_each_branch_says_where_it_leaves_the_selected_one_and_what_it_does_first():
+    grown = Grown()
+    root = grown.add("sys", None, kind="SystemPromptEvent")
+    ask = grown.add("ask", root, kind="MessageEvent")
+    main = grown.chain("m", ask, 4)  # m0..m3, the selected branch
+    side = grown.chain("s", "m1", 3)  # leaves the selected branch after m1
+    late = grown.add("late", "m2", kind="ActionEvent")  # a single event after m2
+    early = grown.chain("e", root, 2)  # leaves right after the root
+    skeleton = labelled(grown, main, {"s0": "terminal: ls -1", "late": "think: hmm", "e0": "User: other"})
+    rows = {b.leaf: b for b in describe_branches(skeleton, [s.event_id for s in grown.path(main)])}
+    assert (rows[main].fork, rows[main].first) == (None, None)
+    assert (rows[side].fork, rows[side].fork_depth, rows[side].first, rows[side].first_label) == (
+        "m1",
+        3,
+        "s0",
+        "terminal: ls -1",
+    )
+    assert (rows[late].fork, rows[late].first, rows[late].first_label) == ("m2", "late", "think: hmm")
+    assert (rows[early].fork, rows[early].first, rows[early].first_label) == ("sys", "e0", "User: other")
+    assert [b.leaf for b in describe_branches(skeleton, [])] == [early, late, side, main]  # most recent first
+    assert rows[side].length == rows[side].depth + 1 == 7

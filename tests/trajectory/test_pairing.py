@@ -77,3 +77,31 @@ def test_a_result_is_never_both_valid_and_mismatched():
 
 def test_it_asks_only_for_actions_off_the_path():
     assert referenced_actions([act("a1", "c1"), obs("o1", "a1", "c1"), obs("o2", "far", "c2")]) == {"far"}
+
+
+@pytest.mark.parametrize(
+    ("path", "elsewhere", "refs", "action"),
+    [
+        ([obs("o", "ghost", "c1")], set(), (), ""),  # nothing to link to: the action does not exist
+        ([obs("o", "a9", "c1")], {"a9"}, ("a9",), ""),
+        ([obs("o", "a1", "c1"), act("a1", "c1")], set(), ("a1",), "a1"),
+        ([act("a1", "c1"), obs("o", "a1", "c2")], set(), (), "a1"),
+        ([act("a1", "c1"), obs("o1", "a1", "c1"), obs("o", "a1", "c1")], set(), ("a1", "o1"), "a1"),
+        ([msg("m"), obs("o", "m", "c1")], set(), ("m",), ""),
+        ([err("o", "c1"), act("a1", "c1")], set(), (), "a1"),
+        ([act("a1", "c1"), err("o", "c1", tool="other")], set(), (), "a1"),
+        ([err("o", "c7")], set(), (), ""),
+    ],
+)
+def test_a_mismatch_names_the_events_it_refers_to_and_the_action_it_was_meant_for(path, elsewhere, refs, action):
+    mismatch = pair(path, elsewhere).mismatched["o"]
+    assert (mismatch.refs, mismatch.action) == (refs, action)
+    assert all(ref in mismatch.reason for ref in refs)
+
+
+def test_a_pending_action_knows_the_mismatched_results_meant_for_it():
+    result = pair(
+        [act("a1", "c1"), act("a2", "c2"), obs("bad", "a1", "c9"), obs("o2", "a2", "c2"), obs("x", "a2", "c2")]
+    )
+    assert result.pending == ["a1"]
+    assert result.unmatched_for == {"a1": ["bad"], "a2": ["x"]}  # a2 is answered: x is a duplicate

@@ -50,3 +50,15 @@ def test_head_on_a_hook_beside_another_event_keeps_that_hook_a_branch():
 def test_two_hooks_beside_nothing_else_are_both_branches():
     nodes = [node("m", None), node("h1", "m", "HookExecutionEvent", 1, 1), node("h2", "m", "HookExecutionEvent", 1, 2)]
     assert side_events(nodes) == set()
+
+
+def test_the_diagram_marks_side_events_on_their_node_instead_of_drawing_stubs():
+    from eventviewer.trajectory.diagram import build_dot, diagram_nodes
+
+    loaded = hooks()
+    skeleton = loaded.skeleton()
+    path = loaded.path()
+    boxes = diagram_nodes(skeleton, path=path, problems={})
+    assert sum(box.side for box in boxes) == 8
+    assert sum(1 for box in boxes if box.node is not None and box.node["leaf"]) == 1
+    assert "side events" in build_dot(skeleton, path=path, problems={}, link=lambda e: f"?leaf={e}")

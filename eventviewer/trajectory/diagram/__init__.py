@@ -11,11 +11,12 @@ from typing import Any
 
 from .dot import build_dot
 from .plan import MAX_PROBLEM_NODES, PROBLEM_KINDS, DiagramNode, PathEvent, diagram_nodes
-from .style import PROBLEM_FILL
+from .style import LEGEND, PROBLEM_FILL
 from .svg import ALLOWED_ELEMENTS, render_svg, sanitize_svg
 
 __all__ = [
     "ALLOWED_ELEMENTS",
+    "LEGEND",
     "MAX_PROBLEM_NODES",
     "PROBLEM_FILL",
     "PROBLEM_KINDS",
@@ -34,9 +35,10 @@ def diagram_svg(
     path: Sequence[PathEvent],
     problems: Mapping[str, str],
     link: Callable[[str], str],
+    event_link: Callable[[str], str] | None = None,
     htmx_target: str | None = None,
     max_nodes: int = 250,
 ) -> str:
-    """The branch diagram as inline SVG."""
-    dot = build_dot(skeleton, path=path, problems=problems, link=link, max_nodes=max_nodes)
+    """The branch diagram as inline SVG (see ``build_dot`` for its links)."""
+    dot = build_dot(skeleton, path=path, problems=problems, link=link, event_link=event_link, max_nodes=max_nodes)
     return render_svg(dot, htmx_target=htmx_target)

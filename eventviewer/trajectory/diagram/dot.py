@@ -6,15 +6,24 @@ or a URL."""
 
 from __future__ import annotations
 
-import html
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .plan import PROBLEM_KINDS, DiagramNode, PathEvent, diagram_nodes
-from .style import BORDER, EDGE_COLOUR, FOLD_FILL, FONT, OUTCOME_FILL, PATH_COLOUR, PROBLEM_BORDER, PROBLEM_FILL
+from .style import (
+    BORDER,
+    EDGE_COLOUR,
+    FOLD_FILL,
+    FONT,
+    FONT_SIZE,
+    OUTCOME_FILL,
+    PATH_COLOUR,
+    PROBLEM_BORDER,
+    PROBLEM_FILL,
+)
 
-LABEL_CHARS = 40
+LABEL_CHARS = 28  # a label line: what happened, in a few words
 TOOLTIP_CHARS = 200
 
 
@@ -55,6 +64,10 @@ def _contains(box: DiagramNode) -> str:
     return "contains " + ", ".join(found) if found else ""
 
 
+def _side(box: DiagramNode) -> str:
+    return f"+ {_plural(box.side, 'side event')}" if box.side else ""
+
+
 def _label(box: DiagramNode) -> str:
     if box.role == "fold":
         return _lines(f"{_plural(box.branches, 'branch')} · {_plural(box.count, 'event')}")
@@ -62,34 +75,49 @@ def _label(box: DiagramNode) -> str:
         side = f"+ {_plural(box.branches, 'side branch')} ({_plural(box.side_events, 'event')})" if box.branches else ""
         return _lines(_plural(box.count, "event"), side, _contains(box))
     if box.role == "run":
-        kinds = [_short(box.first_kind) if box.first_kind else "", _short(box.last_kind) if box.last_kind else ""]
-        if box.count == 1:
-            span = kinds[0] or kinds[1]
-        else:
-            span = " … ".join(kinds) if all(kinds) else "… " + kinds[1] if kinds[1] else kinds[0] + " …"
-        return _lines(_plural(box.count, "event") + ":", span, _contains(box))
-    detail = [f"depth {box.depth:,}"]
+        if box.count == 1:  # a single folded event reads as itself
+            what = box.first_label or box.last_label or _short(box.first_kind or box.last_kind)
+            return _lines(_clean(what, LABEL_CHARS), f"depth {box.depth:,}", _contains(box), _side(box))
+        first = _clean(box.first_label, LABEL_CHARS - 2)
+        first = first if not first or first.endswith("…") else first + " …"  # then more events
+        span = f"{_plural(box.count, 'event')} · depth {box.depth:,}–{box.bottom:,}"
+        return _lines(span, first, _contains(box), _side(box))
+    detail = ["HEAD"] if box.head else []
+    detail.append(f"depth {box.depth:,}")
     node = box.node
     if node is not None and node["leaf"]:
-        detail.append(_clean(node["outcome"] or "open", 12))
+        outcome = _clean(node["outcome"] or "open", 12)
+        if outcome != box.problem:
+            detail.append(outcome)
     elif node is not None and node["branch"]:
         detail.append(_plural(node["children"], "branch"))
     if box.problem:
         detail.append(box.problem)
-    return _lines("HEAD" if box.head else "", _short(box.kind), " · ".join(detail))
+    return _lines(_clean(box.label or _short(box.kind), LABEL_CHARS), " · ".join(detail), _side(box))
 
 
-def _tooltip(box: DiagramNode) -> str:
+GO_TO = "Click to go to this event on the branch shown."
+GO_TO_FIRST = "Click to go to its first event on the branch shown."
+SWITCH = "Click to switch to the most recent branch below."
+
+
+def _tooltip(box: DiagramNode, on_branch: bool) -> str:
     if box.role == "fold":
         text = f"{_plural(box.branches, 'branch')} folded here ({_plural(box.count, 'event')})"
-        return _dot_string(text + ". Click to select the most recent leaf among them.", 4)
+        return _dot_string(text + ". Click to switch to the most recent of them.", 4)
     if box.role in ("run", "merged"):
         what = "folded events"
         if box.role == "merged":
             what = f"a stretch with {_plural(box.branches, 'side branch')} of {_plural(box.side_events, 'event')}"
-        text = f"{_plural(box.count, 'event')} at depths {box.depth:,}–{box.bottom:,} ({what})"
+        if box.count == 1 and box.role == "run":
+            text = f"1 folded event at depth {box.depth:,}"
+            ends = _clean(box.first_label or box.last_label, 120)
+        else:
+            text = f"{_plural(box.count, 'event')} at depths {box.depth:,}–{box.bottom:,} ({what})"
+            ends = " … ".join(_clean(label, 60) for label in (box.first_label, box.last_label) if label)
         found = _contains(box)
-        return _dot_string(text + (f", {found}" if found else "") + ". Click to select the most recent leaf below.", 4)
+        click = GO_TO_FIRST if on_branch else SWITCH
+        return _dot_string(text + (f", {found}" if found else "") + (f": {ends}" if ends else "") + ". " + click, 4)
     facts = [_clean(box.kind, 60), f"depth {box.depth:,}"]
     if box.node is not None and box.node["leaf"]:
         facts.append(_clean(box.node["outcome"] or "open", 12))
@@ -99,8 +127,10 @@ def _tooltip(box: DiagramNode) -> str:
     if box.timestamp:
         facts.append(_clean(box.timestamp, 40))
     head = " · ".join(facts)
-    summary = _clean(box.summary, max(20, TOOLTIP_CHARS - len(head) - 1))
-    return _dot_string(head, 4)[:-1] + ("\\n" + _dot_string(summary, 4)[1:] if summary else '"')
+    click = GO_TO if on_branch else SWITCH if not box.selected else ""
+    summary = _clean(box.label or box.summary, max(20, TOOLTIP_CHARS - len(head) - len(click) - 2))
+    lines = [_dot_string(line, 4)[1:-1] for line in (head, summary, click) if line]
+    return '"' + "\\n".join(lines) + '"'
 
 
 def _style(box: DiagramNode) -> dict[str, str]:
@@ -129,59 +159,36 @@ def _style(box: DiagramNode) -> dict[str, str]:
     return attrs
 
 
-LEGEND = (
-    (f'BGCOLOR="{PATH_COLOUR}" BORDER="1"', "selected branch"),
-    ('BGCOLOR="#ffffff" BORDER="3"', "HEAD (double border)"),
-    ('BGCOLOR="#ffffff" BORDER="1" STYLE="dashed"', "run of folded events"),
-    (f'BGCOLOR="{FOLD_FILL}" BORDER="1"', "folded branches"),
-    (f'BGCOLOR="{OUTCOME_FILL["finished"]}" BORDER="1"', "leaf: finished"),
-    (f'BGCOLOR="{OUTCOME_FILL["error"]}" BORDER="1"', "leaf: error"),
-    (f'BGCOLOR="{OUTCOME_FILL["rejected"]}" BORDER="1"', "leaf: rejected"),
-    (f'BGCOLOR="{OUTCOME_FILL["open"]}" BORDER="1"', "leaf: open"),
-    (f'BGCOLOR="{OUTCOME_FILL["pending"]}" BORDER="1"', "leaf: action pending"),
-    (f'BGCOLOR="{PROBLEM_FILL["pending"]}" BORDER="1"', "pending on this branch"),
-    (f'BGCOLOR="{PROBLEM_FILL["mismatched"]}" BORDER="1"', "mismatched observation"),
-)
-LEGEND_TITLE = "Click a node to select its branch (or the latest leaf below it)."
-
-
-def _legend(columns: int = 4) -> str:
-    """The legend as the graph's own label: a small table above the drawing, which (unlike
-    a node) does not widen or lengthen the tree's first rank."""
-    cells = [f'<TD {swatch} WIDTH="12"> </TD><TD ALIGN="LEFT">{html.escape(text)}</TD>' for swatch, text in LEGEND]
-    rows = "".join(f"<TR>{''.join(cells[i : i + columns])}</TR>" for i in range(0, len(cells), columns))
-    table = (
-        f'<TABLE BORDER="0" CELLBORDER="0" CELLSPACING="2" CELLPADDING="1" COLOR="{BORDER}">'
-        f'<TR><TD COLSPAN="{2 * columns}" ALIGN="LEFT">{html.escape(LEGEND_TITLE)}</TD></TR>{rows}</TABLE>'
-    )
-    return f'  graph [labelloc="t", labeljust="l", fontsize=8, label=<{table}>];'
-
-
 def build_dot(
     skeleton: Mapping[str, Any],
     *,
     path: Sequence[PathEvent],
     problems: Mapping[str, str],
     link: Callable[[str], str],
+    event_link: Callable[[str], str] | None = None,
     max_nodes: int = 250,
 ) -> str:
-    """The DOT source of the branch diagram; node ``n{i}`` is ``diagram_nodes(...)[i]``."""
+    """The DOT source of the branch diagram; node ``n{i}`` is ``diagram_nodes(...)[i]``.
+
+    A click on a node off the selected path selects a branch (``link(leaf)``); on the
+    path it goes to that event (``event_link(event_id)``) when there is an ``event_link``.
+    """
     boxes = diagram_nodes(skeleton, path=path, problems=problems, max_nodes=max_nodes)
     out = [
         'digraph "Branch diagram" {',
-        f'  graph [rankdir=TB, nodesep=0.18, ranksep=0.22, bgcolor="transparent", fontname="{FONT}"];',
-        f'  node [shape=box, fontname="{FONT}", fontsize=9, height=0.22, width=0.3, margin="0.06,0.02",'
+        f'  graph [rankdir=TB, nodesep=0.2, ranksep=0.25, bgcolor="transparent", fontname="{FONT}"];',
+        f'  node [shape=box, fontname="{FONT}", fontsize={FONT_SIZE}, height=0.3, width=0.4, margin="0.08,0.03",'
         f' color="{BORDER}"];',
         f'  edge [arrowhead=none, color="{EDGE_COLOUR}", penwidth=1];',
-        _legend(),
     ]
     for box in boxes:
         attrs = {"id": f'"n{box.index}"', "class": '"' + " ".join(box.classes) + '"'}
+        on_branch = event_link is not None and box.at is not None
         attrs["label"] = _label(box)
-        attrs["tooltip"] = _tooltip(box)
-        target = box.link_to
+        attrs["tooltip"] = _tooltip(box, on_branch)
+        target = event_link(box.at) if on_branch else link(box.link_to) if box.link_to is not None else None
         if target is not None:
-            attrs["URL"] = _dot_string(str(link(target)))
+            attrs["URL"] = _dot_string(str(target))
         attrs.update({k: f'"{v}"' for k, v in _style(box).items()})
         out.append(f"  n{box.index} [" + ", ".join(f"{k}={v}" for k, v in attrs.items()) + "];")
     for box in boxes:

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..skeleton import event_label
 from .style import OUTCOME_FILL
 
 PROBLEM_KINDS = ("pending", "mismatched")
@@ -35,12 +36,17 @@ class DiagramNode:
     kind: str = ""
     node: dict[str, Any] | None = None  # the skeleton node of a kept event
     summary: str = ""
+    label: str = ""  # what happened at an event (see skeleton.event_label)
     timestamp: str = ""
     first_kind: str | None = None
     last_kind: str | None = None
+    first_label: str = ""  # a run's first and last events, when known
+    last_label: str = ""
+    at: str | None = None  # on the selected path: the event a click goes to
     problem: str | None = None  # "pending" or "mismatched"
     contains: dict[str, int] = field(default_factory=dict)  # problems folded inside a run
     branches: int = 0  # fold: leaves folded; merged: side branches absorbed
+    side: int = 0  # side events (hooks …) hanging on it: drawn as a mark, not as stubs
     side_events: int = 0  # merged: events in the absorbed side branches (not in ``count``)
     sub_events: int = 0  # events in its whole subtree, itself included
     sub_leaves: int = 0
@@ -55,7 +61,8 @@ class DiagramNode:
 
     @property
     def link_to(self) -> str | None:
-        """The event a click selects: a leaf, HEAD or the selection itself, else the latest leaf below."""
+        """The leaf a click selects (off the selected path, or without ``at``): a leaf, HEAD or
+        the selection itself, else the latest leaf below."""
         if self.role == "event" and (self.selected or self.head or (self.node is not None and self.node["leaf"])):
             return self.event_id
         return self.latest
@@ -139,11 +146,14 @@ class _Plan:
                 kind=n["kind"],
                 node=n,
                 summary=n.get("summary") or "",
+                label=n.get("label") or event_label(n["kind"], summary=n.get("summary") or ""),
                 timestamp=n.get("timestamp") or "",
                 problem=problem if problem in PROBLEM_KINDS else None,
                 on_path=on_path,
+                at=n["id"] if on_path else None,
                 head=bool(n["head"]),
                 selected=on_path and n["depth"] == last,
+                side=n.get("side", 0),
             )
             item_of[n["id"]] = self._add(box, parent, n)
             if box.selected:
@@ -174,6 +184,16 @@ class _Plan:
 
         first_kind = kind_at(lo, n["depth"] - run["count"], run["first_kind"])
         last_kind = kind_at(hi, n["depth"] - 1, run["last_kind"])
+
+        def label_at(depth: int, end: int, end_kind: str, end_label: str) -> str:
+            if depth == end and end_label:  # the skeleton's label knows an action's command
+                return end_label
+            if crossed and depth <= last:
+                return _step_label(self.steps[depth])
+            return event_label(end_kind) if depth == end else ""
+
+        first_label = label_at(lo, n["depth"] - run["count"], run["first_kind"], run.get("first_label", ""))
+        last_label = label_at(hi, n["depth"] - 1, run["last_kind"], run.get("last_label", ""))
         contains = {}
         if crossed:
             for kind, depths in folded.items():
@@ -186,8 +206,13 @@ class _Plan:
             hi - lo + 1,
             first_kind=first_kind,
             last_kind=last_kind,
+            first_label=first_label,
+            last_label=last_label,
             contains=contains,
             on_path=crossed and hi <= last,
+            at=self.steps[lo].event_id if crossed and hi <= last else None,
+            # A run split at the selection keeps its side events on its first part.
+            side=run.get("side", 0) if lo == n["depth"] - run["count"] else 0,
         )
         return _totals(box, n)
 
@@ -202,9 +227,11 @@ class _Plan:
             event_id=step.event_id,
             kind=step.kind,
             summary=getattr(step, "summary", "") or "",
+            label=_step_label(step),
             timestamp=str(getattr(step, "timestamp", "") or ""),
             problem=problem if problem in PROBLEM_KINDS else None,
             on_path=True,
+            at=step.event_id,
             selected=depth == len(self.steps) - 1,
         )
         return _totals(box, n)
@@ -374,6 +401,7 @@ class _Plan:
             latest=first.latest,
             on_path=first.on_path,
             spine=True,
+            at=first.at,
         )
         kids: list[int] = []
         for j in stretch:
@@ -417,6 +445,16 @@ class _Plan:
             box.children = [new[c] for c in box.children]
             out.append(box)
         return out
+
+
+def _step_label(step: PathEvent) -> str:
+    """A path event's label; path events carry no command, so an action shows its summary."""
+    return event_label(
+        step.kind,
+        getattr(step, "source", "") or "",
+        getattr(step, "tool_name", "") or "",
+        getattr(step, "summary", "") or "",
+    )
 
 
 def _totals(box: DiagramNode, kept: Mapping[str, Any]) -> DiagramNode:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from urllib.parse import unquote
 
 import graphviz
 
@@ -96,7 +97,11 @@ def _clean_link(element: ET.Element, htmx_target: str | None) -> None:
         tip = ET.Element("title")
         tip.text = title
         element.insert(0, tip)
-    if htmx_target is not None:
+    _, hash_mark, fragment = hrefs[0].partition("#")
+    if hash_mark and fragment.startswith("event-"):
+        # An event on the branch shown: app.js focuses it in place when it is loaded.
+        element.set("data-anchor", unquote(fragment.removeprefix("event-")))
+    elif htmx_target is not None:
         element.set("hx-get", hrefs[0])
         element.set("hx-target", htmx_target)
         element.set("hx-swap", "outerHTML")

@@ -21,6 +21,7 @@ from eventviewer.trajectory.reading import Reading
 from eventviewer.trajectory.timeline import Mark
 from eventviewer.trajectory.view import SUMMARY_SUFFIX
 from eventviewer.trajectory.window import Span
+from eventviewer.views.problems import Part, Reasons
 
 FULL, MODEL = "full", "model"  # the two ways to read a branch (?view=)
 
@@ -45,6 +46,7 @@ class Entry:
     dropped: bool = False  # the model's view left it out: no result, or its batch broken
     forgotten_ranges: list[tuple[str, str, int]] = field(default_factory=list)  # a condensation's
     subagent: Conversation | None = None  # the sub-agent a task call (or its result) ran
+    reason: list[Part] = field(default_factory=list)  # why it is pending or mismatched, ids linked
 
 
 @dataclass
@@ -83,7 +85,7 @@ def display_turns(reading: Reading, view: str) -> list[Turn]:
 
 
 def build_rows(
-    conversation: Conversation, reading: Reading, turns: Sequence[Turn], span: Span, leaf: Light
+    conversation: Conversation, reading: Reading, turns: Sequence[Turn], span: Span, leaf: Light, reasons: Reasons
 ) -> list[Row]:
     window = turns[span.start : span.end]
     events = [e for t in window for e in t.events]
@@ -122,6 +124,7 @@ def build_rows(
             forgotten_by=model.forgotten_by.get(eid, ""),
             dropped=eid in model.dropped,
             subagent=subagents.get(eid) or subagents.get(pairing.answers.get(eid, "")),
+            reason=reasons.of(eid) if eid in pending or eid in pairing.mismatched else [],
         )
         if event.kind == kinds.CONDENSATION:
             found.forgotten_ranges = _ranges(found.card.forgotten, on_path, reading.path)

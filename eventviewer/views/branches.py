@@ -1,0 +1,74 @@
+"""The branch list beside the diagram: every branch told apart from the selected one,
+filtered, sorted and paged by its own query parameters."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.core.paginator import Paginator
+from django.http import HttpRequest
+
+from eventviewer.forms import BranchListForm
+from eventviewer.lookups import checked
+from eventviewer.scope import Scope
+from eventviewer.trajectory.reading import Reading
+from eventviewer.trajectory.skeleton import Branch, describe_branches
+
+BRANCHES_LISTED = 40  # rows a page
+
+
+BRANCH_COLUMNS = [  # key, heading, natural direction
+    ("label", "Branch", "asc"),
+    ("fork", "Forks at", "asc"),
+    ("length", "Events", "desc"),
+    ("outcome", "Outcome", "asc"),
+    ("recent", "Last activity", "desc"),
+]
+BRANCH_SORTS: dict[str, Callable[[Branch], Any]] = {
+    "label": lambda b: (b.first_label or b.label).casefold(),
+    "fork": lambda b: -1 if b.fork_depth is None else b.fork_depth,
+    "length": lambda b: b.depth,
+    "outcome": lambda b: b.outcome,
+    "recent": lambda b: b.seq,
+}
+
+
+def branch_list(request: HttpRequest, scope: Scope, reading: Reading | None) -> dict[str, Any]:
+    """The branch list's context: every branch described against the selected one, filtered
+    (``bq``), sorted (``bsort``, ``bdir``) and paged (``bpage``), with the links that change it."""
+    form = checked(BranchListForm(request.GET))
+    data = form.cleaned_data
+    q, sort = data["bq"].strip(), data["bsort"] or "recent"
+    natural = {key: natural for key, _, natural in BRANCH_COLUMNS}
+    direction = data["bdir"] or natural[sort]
+    branches = describe_branches(scope.conversation.skeleton, [e.event_id for e in reading.path] if reading else [])
+    total = len(branches)
+    if q:
+        needle = q.casefold()
+        branches = [
+            b
+            for b in branches
+            if any(needle in text.casefold() for text in (b.label, b.first_label, b.leaf, b.outcome, b.first or ""))
+        ]
+    branches.sort(key=lambda b: (BRANCH_SORTS[sort](b), b.seq), reverse=direction == "desc")
+    page = Paginator(branches, BRANCHES_LISTED).get_page(data["bpage"] or 1)
+    leaf = reading.path[-1].event_id if reading else ""
+    keep = {"leaf": leaf, "bq": q, "bsort": data["bsort"], "bdir": data["bdir"]}
+    columns = []
+    for key, label, first_direction in BRANCH_COLUMNS:
+        next_direction = {"asc": "desc", "desc": "asc"}[direction] if key == sort else first_direction
+        columns.append((key, label, scope.url(**{**keep, "bsort": key, "bdir": next_direction})))
+    return {
+        "branches": page,
+        "branch_total": total,
+        "bq": q,
+        "bsort": sort,
+        "bdir": direction,
+        "branch_columns": columns,
+        "branch_keep": keep,  # a branch switch keeps the list as it is
+        "branch_pages": {
+            "previous": scope.url(**keep, bpage=str(page.previous_page_number())) if page.has_previous() else "",
+            "next": scope.url(**keep, bpage=str(page.next_page_number())) if page.has_next() else "",
+        },
+    }

@@ -1,0 +1,103 @@
+"""The problem list and the reasons on cards: why an event is pending or mismatched, with
+every event id in the reason linked."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import orjson
+
+from eventviewer.models import Event, EventPayload, unpack
+from eventviewer.scope import Scope
+from eventviewer.trajectory import kinds
+from eventviewer.trajectory.events import one_line
+from eventviewer.trajectory.kinds import card_for
+from eventviewer.trajectory.pairing import Mismatch
+from eventviewer.trajectory.reading import Reading
+from eventviewer.trajectory.skeleton import event_label
+from eventviewer.trajectory.window import PlacedProblem
+
+
+class Part(NamedTuple):
+    """A piece of a problem's reason: text, or an event id with the link to that event."""
+
+    text: str
+    href: str = ""
+    anchor: str = ""  # an event on the branch shown, focused in place when it is loaded
+
+
+@dataclass
+class Problem:
+    """One line of the problem list."""
+
+    event_id: str
+    where: str  # "before", "in" or "after" the turns shown
+    mismatch: Mismatch | None
+    label: str  # the tool and command, or what the event is
+    reason: list[Part]
+    href: str
+
+
+class Reasons:
+    """Problem reasons as text with every event id in them linked: on the branch shown to
+    the card, elsewhere to the event's page (which opens it on its own branch)."""
+
+    def __init__(self, scope: Scope, leaf: Event, reading: Reading):
+        self.scope, self.leaf, self.reading = scope, leaf.event_id, reading
+        self.on_path = {e.event_id for e in reading.path}
+        self.unmatched = reading.pairing.unmatched_for
+
+    def href(self, event_id: str) -> str:
+        if event_id in self.on_path:
+            return self.scope.at_url(self.leaf, event_id)
+        return self.scope.event_url(event_id, None)
+
+    def link(self, event_id: str) -> Part:
+        return Part(event_id, self.href(event_id), event_id if event_id in self.on_path else "")
+
+    def _linked(self, text: str, ids: Sequence[str]) -> list[Part]:
+        if not ids:
+            return [Part(text)]
+        pattern = "(" + "|".join(re.escape(i) for i in sorted(set(ids), key=len, reverse=True)) + ")"
+        return [self.link(piece) if n % 2 else Part(piece) for n, piece in enumerate(re.split(pattern, text))]
+
+    def of(self, event_id: str) -> list[Part]:
+        mismatch = self.reading.pairing.mismatched.get(event_id)
+        if mismatch is not None:
+            parts = self._linked(mismatch.reason, mismatch.refs)
+            if mismatch.action and mismatch.action not in mismatch.refs:
+                parts += [Part(" (meant for action "), self.link(mismatch.action), Part(")")]
+            return parts
+        results = self.unmatched.get(event_id)
+        if not results:
+            return [Part("no result on this branch")]
+        if len(results) == 1:
+            return [Part("its only result does not match (see "), self.link(results[0]), Part(")")]
+        parts = [Part(f"none of its {len(results)} results match (see ")]
+        for n, result in enumerate(results):
+            parts += [Part(", " if n else ""), self.link(result)]
+        return [*parts, Part(")")]
+
+
+def problem_lines(placed: list[PlacedProblem], reading: Reading, reasons: Reasons) -> list[Problem]:
+    """The problem list's lines, each naming its tool and command (read from the events' JSON)."""
+    by_id = {e.event_id: e for e in reading.path}
+    events = [by_id[p.event_id] for p in placed]
+    wanted = [e.pk for e in events if e.kind in (kinds.ACTION, kinds.OBSERVATION)]
+    commands = {}
+    for pk, packed in EventPayload.objects.filter(pk__in=wanted).values_list("pk", "packed"):
+        commands[pk] = card_for(orjson.loads(unpack(packed))).command
+    return [
+        Problem(
+            p.event_id,
+            p.where,
+            p.mismatch,
+            event_label(e.kind, e.source, e.tool_name, one_line(e.summary, 80), one_line(commands.get(e.pk, ""), 80)),
+            reasons.of(p.event_id),
+            reasons.href(p.event_id),
+        )
+        for p, e in zip(placed, events, strict=True)
+    ]
