@@ -176,3 +176,11 @@ def test_the_branch_says_how_many_failures_of_each_kind_and_which_came_first(sit
     for label in ("1 conversation error", "3 agent errors", "1 tool error", "3 invalid calls"):
         assert label in summary
     assert "turn 3, search_files: invalid call" in summary
+
+
+def test_a_link_to_a_hook_beside_the_branch_opens_the_branch_around_it(site):
+    (conversation,) = import_scenario_root("hooks")
+    hook = "91e1aaf2-4d01-4c3f-993a-9ea1c03799a2"  # PreToolUse, beside the first action
+    html = page(site, conversation.get_absolute_url(), leaf=conversation.head.event_id, at=hook)
+    assert f'id="event-{hook}"' in html
+    assert site.get(conversation.get_absolute_url(), {"before": hook}).status_code == 404

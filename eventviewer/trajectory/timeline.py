@@ -63,7 +63,7 @@ def timeline_svg(marks: Sequence[Mark], link: Callable[[str], str]) -> str:
         buckets.setdefault(min(slices - 1, int((t - start) / span * slices)), []).append(mark)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="timeline" viewBox="0 0 {WIDTH} {HEIGHT}" '
-        f'preserveAspectRatio="none" role="img" aria-label="Turns over time">',
+        f'preserveAspectRatio="none">',
         f'<line x1="0" y1="{HEIGHT - 3}" x2="{WIDTH}" y2="{HEIGHT - 3}" stroke="#c9ced8" stroke-width="1"/>',
     ]
     for index in sorted(buckets):

@@ -23,7 +23,7 @@ from eventviewer.scope import Scope
 from eventviewer.trajectory import diagram
 from eventviewer.trajectory.reading import Reading
 from eventviewer.trajectory.timeline import timeline_svg
-from eventviewer.trajectory.window import NotOnBranch, problems_near, window
+from eventviewer.trajectory.window import NotOnBranch, Span, problems_near, window
 from eventviewer.views import turns as branch_turns
 from eventviewer.views.branches import branch_list
 from eventviewer.views.problems import Reasons, problem_lines
@@ -72,6 +72,20 @@ def cached_diagram(scope: Scope, leaf: Event | None, reading: Reading | None = N
     return mark_safe(svg)
 
 
+def _span(conversation: Conversation, reading: Reading, turns: list, params: dict) -> Span:
+    """The turns to show. An event beside the branch (a side event: a hook) is shown after
+    the event it ran beside, so the window around it is that event's."""
+    anchors = {k: params[k] for k in ("at", "before", "after")}
+    try:
+        return window(turns, settings.EVENTVIEWER_PAGE_SIZE, **anchors)
+    except NotOnBranch as e:
+        parent = conversation.events.filter(event_id=e.args[0]).values_list("parent__event_id", flat=True).first()
+        on_branch = parent is not None and any(parent in t.event_ids for t in turns)
+        if not on_branch or not params["at"]:
+            raise Http404(f"Event {e.args[0]!r} is not on this branch.") from None
+        return window(turns, settings.EVENTVIEWER_PAGE_SIZE, at=parent)
+
+
 def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpResponse:
     """A branch of the conversation, for its owner's pages and for a share link."""
     conversation = scope.conversation
@@ -92,10 +106,7 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
         return render(request, "conversations/detail.html#branch-list", context)
     if reading:
         turns = branch_turns.display_turns(reading, view)
-        try:
-            span = window(turns, settings.EVENTVIEWER_PAGE_SIZE, params["at"], params["before"], params["after"])
-        except NotOnBranch as e:
-            raise Http404(f"Event {e.args[0]!r} is not on this branch.") from None
+        span = _span(conversation, reading, turns, params)
         reasons = Reasons(scope, leaf, reading)
         context["window"] = span
         context["rows"] = branch_turns.build_rows(conversation, reading, turns, span, leaf, reasons)
