@@ -10,7 +10,7 @@ PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 APT_PACKAGES_RUN := graphviz
 APT_PACKAGES_TEST := graphviz chromium fonts-dejavu-core
 
-.PHONY: run test test-postgres install system-run system-test postgres demo screenshots bench lint clean
+.PHONY: run test test-postgres install install-dev system-run system-test postgres demo screenshots bench lint clean
 
 # make run serves like production (DEBUG off: our own error pages, WhiteNoise for static
 # files) but on 127.0.0.1 over plain HTTP, with the login requirement off.
@@ -30,19 +30,26 @@ run: install system-run $(VENV)/secret-key
 $(VENV)/secret-key: | install
 	$(BIN)/python -c "import secrets; print(secrets.token_urlsafe(50))" > $@
 
-test: install system-test
+test: install-dev system-test
 	$(BIN)/python -m pytest
 
 # The same suite against a real PostgreSQL server (started, or installed, if missing).
-test-postgres: install system-test postgres
+test-postgres: install-dev system-test postgres
 	DATABASE_URL=$(PG_URL) $(BIN)/python -m pytest
 
+# install: what the app needs to run (requirements.txt); install-dev: that and the
+# test and check tools (requirements-dev.txt). Each stamp is redone when its files change.
 install: $(BIN)/.installed
+install-dev: $(BIN)/.installed-dev
 
 $(BIN)/.installed: requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
+	touch $@
+
+$(BIN)/.installed-dev: $(BIN)/.installed requirements-dev.txt
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
 	touch $@
 
 system-run:
@@ -58,7 +65,7 @@ demo: install
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py import_conversation demo --base-url http://127.0.0.1:$(PORT)
 
-screenshots: install system-test
+screenshots: install-dev system-test
 	$(BIN)/python -m pytest tests/browser/test_screenshots.py --screenshots
 
 bench: install system-run
