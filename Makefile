@@ -9,8 +9,10 @@ PORT ?= 8000
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 APT_PACKAGES_RUN := graphviz
 APT_PACKAGES_TEST := graphviz chromium fonts-dejavu-core
+PYTEST := $(BIN)/python -m pytest
+PURE_TESTS := tests/trajectory
 
-.PHONY: run test test-postgres install install-dev system-run system-test postgres demo screenshots bench lint clean
+.PHONY: run test test-pure test-postgres install install-dev system-run system-test postgres demo screenshots bench lint clean
 
 # make run serves like production (DEBUG off: our own error pages, WhiteNoise for static
 # files) but on 127.0.0.1 over plain HTTP, with the login requirement off.
@@ -30,12 +32,19 @@ run: install system-run $(VENV)/secret-key
 $(VENV)/secret-key: | install
 	$(BIN)/python -c "import secrets; print(secrets.token_urlsafe(50))" > $@
 
-test: install-dev system-test
-	$(BIN)/python -m pytest
+# Every test: the pure core's without Django, then the rest (plain `pytest` also runs all).
+test: install-dev system-test test-pure
+	$(PYTEST) --ignore=$(PURE_TESTS)
 
-# The same suite against a real PostgreSQL server (started, or installed, if missing).
+# The pure core's tests with pytest-django off: each fails if Django gets imported.
+# (pytest-django's ini key in pyproject.toml is then unknown, hence the -W.)
+test-pure: install-dev
+	$(PYTEST) -p no:django -W ignore::pytest.PytestConfigWarning $(PURE_TESTS)
+
+# The Django suite against a real PostgreSQL server (started, or installed, if missing);
+# the pure tests touch no database.
 test-postgres: install-dev system-test postgres
-	DATABASE_URL=$(PG_URL) $(BIN)/python -m pytest
+	DATABASE_URL=$(PG_URL) $(PYTEST) --ignore=$(PURE_TESTS)
 
 # install: what the app needs to run (requirements.txt); install-dev: that and the
 # test and check tools (requirements-dev.txt). Each stamp is redone when its files change.

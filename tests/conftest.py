@@ -1,4 +1,7 @@
-"""Shared fixtures: real SDK conversations, hand-made ones, and clients."""
+"""Shared fixtures: real SDK conversations, hand-made ones, and clients.
+
+Nothing here imports Django at module level: the pure tests under tests/trajectory load
+this file too, and run without Django (``make test-pure``)."""
 
 from __future__ import annotations
 
@@ -7,11 +10,12 @@ import shutil
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from eventviewer.imports.importer import import_paths
-from eventviewer.models import Conversation
+if TYPE_CHECKING:
+    from eventviewer.models import Conversation
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "openhands-sdk"
 # Set A (one conversation each). Set A2 (sub-agents, several conversations, side events) is read
@@ -32,6 +36,8 @@ def sdk_answers(scenario: str) -> dict:
 
 
 def import_scenario(scenario: str) -> Conversation:
+    from eventviewer.imports.importer import import_paths
+
     (result,) = import_paths([(fixture_folder(scenario), scenario)])
     return result.conversation
 
