@@ -12,7 +12,7 @@ APT_PACKAGES_TEST := graphviz chromium fonts-dejavu-core
 PYTEST := $(BIN)/python -m pytest
 PURE_TESTS := tests/trajectory
 
-.PHONY: run test test-pure test-postgres install install-dev system-run system-test postgres demo screenshots bench lint clean
+.PHONY: run test test-pure test-postgres install install-dev system-run system-test postgres demo screenshots bench check lint clean
 
 # make run serves like production (DEBUG off: our own error pages, WhiteNoise for static
 # files) but on 127.0.0.1 over plain HTTP, with the login requirement off.
@@ -32,8 +32,9 @@ run: install system-run $(VENV)/secret-key
 $(VENV)/secret-key: | install
 	$(BIN)/python -c "import secrets; print(secrets.token_urlsafe(50))" > $@
 
-# Every test: the pure core's without Django, then the rest (plain `pytest` also runs all).
-test: install-dev system-test test-pure
+# The checks, every test: the pure core's without Django, then the rest
+# (plain `pytest` also runs them all).
+test: install-dev system-test check test-pure
 	$(PYTEST) --ignore=$(PURE_TESTS)
 
 # The pure core's tests with pytest-django off: each fails if Django gets imported.
@@ -80,9 +81,13 @@ screenshots: install-dev system-test
 bench: install system-run
 	$(BIN)/python bench/run.py
 
-lint: install
-	$(BIN)/python -m pip install --quiet ruff
+# Lint, formatting and types (configured in pyproject.toml); make test runs them first.
+check: install-dev
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+lint: check
 
 clean:
 	rm -rf $(VENV) staticfiles .pytest_cache

@@ -77,7 +77,7 @@ def build_skeleton(nodes: Iterable[Node], head: str | None) -> dict[str, Any]:
             carry[n.id] = (up, first or n.id, count + 1)
             continue
         run = None
-        if count:
+        if first is not None and parent is not None:  # a run of `count` events folds into this node
             run = {
                 "count": count,
                 "first": first,
@@ -85,7 +85,7 @@ def build_skeleton(nodes: Iterable[Node], head: str | None) -> dict[str, Any]:
                 "last": parent.id,
                 "last_kind": parent.kind,
             }
-        kids = len(children.get(n.id, ()))
+        child_count = len(children.get(n.id, ()))
         result.append(
             {
                 "id": n.id,
@@ -96,12 +96,12 @@ def build_skeleton(nodes: Iterable[Node], head: str | None) -> dict[str, Any]:
                 "seq": n.seq,
                 "timestamp": n.timestamp,
                 "summary": n.summary,
-                "children": kids,
+                "children": child_count,
                 "root": n.parent is None,
-                "branch": kids > 1,
-                "leaf": kids == 0,
+                "branch": child_count > 1,
+                "leaf": child_count == 0,
                 "head": n.id == head,
-                "outcome": n.outcome if kids == 0 else None,
+                "outcome": n.outcome if child_count == 0 else None,
                 "leaves": leaves[n.id],
                 "events": events[n.id],
                 "latest_leaf": latest[n.id],
@@ -118,13 +118,15 @@ def latest_leaf_below(skeleton: dict[str, Any], path: list[str]) -> str | None:
         return None
     kept = {node["id"]: node for node in skeleton.get("nodes", [])}
     if path[-1] in kept:
-        return kept[path[-1]]["latest_leaf"]
+        leaf: str = kept[path[-1]]["latest_leaf"]
+        return leaf
     for i in range(len(path) - 2, -1, -1):
         if path[i] in kept:
             first = path[i + 1]
             for node in kept.values():
                 run_first = node["run"]["first"] if node["run"] else node["id"]
                 if node["up"] == path[i] and run_first == first:
-                    return node["latest_leaf"]
+                    leaf = node["latest_leaf"]
+                    return leaf
             return None
     return None

@@ -84,7 +84,7 @@ def _clean_attributes(element: ET.Element) -> None:
 
 
 def _clean_link(element: ET.Element, htmx_target: str | None) -> None:
-    hrefs = [element.get(k) for k in ("href", "xlink:href") if element.get(k) is not None]
+    hrefs = [href for key in ("href", "xlink:href") if (href := element.get(key)) is not None]
     if not hrefs or not all(_SAFE_HREF.fullmatch(h) for h in hrefs):
         element.tag = "g"
         for key in ("href", "xlink:href", "xlink:title"):
