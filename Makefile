@@ -11,6 +11,8 @@ APT_PACKAGES_RUN := graphviz
 APT_PACKAGES_TEST := graphviz chromium fonts-dejavu-core
 PYTEST := $(BIN)/python -m pytest
 PURE_TESTS := tests/trajectory
+# Run once more with every folder parsed by forked workers (EVENTVIEWER_PARALLEL_FROM=0).
+IMPORT_TESTS := tests/test_import.py tests/test_corruptions.py
 
 .PHONY: run test test-pure test-postgres install install-dev system-run system-test postgres demo screenshots bench check lint clean
 
@@ -36,6 +38,7 @@ $(VENV)/secret-key: | install
 # (plain `pytest` also runs them all).
 test: install-dev system-test check test-pure
 	$(PYTEST) --ignore=$(PURE_TESTS)
+	EVENTVIEWER_PARALLEL_FROM=0 $(PYTEST) $(IMPORT_TESTS)
 
 # The pure core's tests with pytest-django off: each fails if Django gets imported.
 # (pytest-django's ini key in pyproject.toml is then unknown, hence the -W.)
@@ -46,6 +49,7 @@ test-pure: install-dev
 # the pure tests touch no database.
 test-postgres: install-dev system-test postgres
 	DATABASE_URL=$(PG_URL) $(PYTEST) --ignore=$(PURE_TESTS)
+	DATABASE_URL=$(PG_URL) EVENTVIEWER_PARALLEL_FROM=0 $(PYTEST) $(IMPORT_TESTS)
 
 # install: what the app needs to run (requirements.txt); install-dev: that and the
 # test and check tools (requirements-dev.txt). Each stamp is redone when its files change.
