@@ -9,6 +9,7 @@ import json
 import shutil
 import uuid
 from collections.abc import Callable
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -152,3 +153,41 @@ def message(event_id: str, parent: str | None, text: str, role: str = "user") ->
         source="user" if role == "user" else "agent",
         llm_message={"role": role, "content": [{"type": "text", "text": text}]},
     )
+
+
+class _TextOf(HTMLParser):
+    """The text inside the element with one id, as a browser shows it (tags dropped,
+    entities decoded)."""
+
+    VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"})
+
+    def __init__(self, element_id: str):
+        super().__init__()
+        self.element_id = element_id
+        self.depth = 0  # open elements inside the wanted one, counting it; 0: outside
+        self.found = False
+        self.parts: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.VOID:
+            return
+        if self.depth:
+            self.depth += 1
+        elif dict(attrs).get("id") == self.element_id:
+            self.depth, self.found = 1, True
+
+    def handle_endtag(self, tag):
+        if self.depth and tag not in self.VOID:
+            self.depth -= 1
+
+    def handle_data(self, data):
+        if self.depth:
+            self.parts.append(data)
+
+
+def text_of(html: str, element_id: str) -> str:
+    """The visible text of the element ``id=element_id`` on a page, whitespace collapsed."""
+    parser = _TextOf(element_id)
+    parser.feed(html)
+    assert parser.found, f"no element with id {element_id!r} on the page"
+    return " ".join(" ".join(parser.parts).split())
