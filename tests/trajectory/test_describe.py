@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from eventviewer.trajectory.events import STORED_SUMMARY_LENGTH, describe, summarize, title_of
+from eventviewer.trajectory.events import STORED_SUMMARY_LENGTH, describe, one_line, summarize, title_of
 
 
 def event(kind: str = "MessageEvent", **fields: Any) -> dict[str, Any]:
@@ -132,6 +132,7 @@ def test_an_observation_is_read_whole():
 def test_a_message_keeps_its_role():
     light = describe(event(llm_message={"role": "assistant", "content": [{"type": "text", "text": "Done."}]}))
     assert (light.role, light.summary, light.executable, light.carries_text) == ("assistant", "Done.", False, False)
+    assert light.payload_kind == ""
 
 
 @pytest.mark.parametrize(
@@ -182,6 +183,15 @@ def test_an_event_is_an_error_by_its_kind_or_its_observation(data, is_error):
     assert describe(data).is_error is is_error
 
 
+def test_an_id_may_hold_invisible_characters_that_are_not_control_characters():
+    assert describe(event(id="a\u200eb")).event_id == "a\u200eb"
+    assert describe(event(id="i" * 254 + "\u200e")).event_id == "i" * 254 + "\u200e"
+
+
+def test_a_nul_in_an_events_text_is_stored_as_a_space():
+    assert describe(event(llm_message={"role": "user", "content": "a\x00b"})).summary == "a b"
+
+
 def test_nul_characters_are_dropped_from_strings():
     light = describe(event(source="ag\x00ent", timestamp="2026\x00-01"))
     assert (light.source, light.timestamp) == ("agent", "2026-01")
@@ -228,6 +238,16 @@ def test_a_summary_after_much_whitespace_is_stored_from_its_first_word():
     padded = " " * (STORED_SUMMARY_LENGTH * 4 + 10) + "late"
     assert describe(event("ActionEvent", summary=padded)).summary == "late"
     assert describe(event("ActionEvent", summary="  early ")).summary == "early "
+
+
+def test_a_summary_survives_fields_of_the_wrong_type():
+    assert summarize(event("ObservationEvent", observation="text"), "ObservationEvent") == ""
+    assert summarize(event("Condensation", summary=42), "Condensation") == "forgot 0 events"
+
+
+def test_one_line_keeps_a_text_of_exactly_the_limit_and_finds_a_late_start():
+    assert one_line("x" * 200, 200) == "x" * 200
+    assert one_line(" " * 1000 + "late", 200) == "late"
 
 
 def test_a_long_output_is_summarized_from_its_first_texts_only():

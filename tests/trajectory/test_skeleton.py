@@ -67,6 +67,7 @@ def test_a_kept_event_lands_on_its_own_latest_leaf_and_a_leaf_on_itself():
     assert latest_leaf_below(skeleton, path_to(nodes, "A")) == "L2"
     assert latest_leaf_below(skeleton, path_to(nodes, "L1")) == "L1"
     assert latest_leaf_below(skeleton, []) is None
+    assert latest_leaf_below({}, ["R"]) is None  # a conversation without a skeleton yet
 
 
 def test_folded_runs_are_counted_from_their_first_to_their_last_event():

@@ -46,8 +46,9 @@ def test_any_event_of_a_batch_anchors_its_turn():
 
 @pytest.mark.parametrize("anchor", ["at", "before", "after"])
 def test_an_event_off_the_branch_is_refused(anchor):
-    with pytest.raises(NotOnBranch):
+    with pytest.raises(NotOnBranch) as refused:
         window(turns(5), 3, **{anchor: "elsewhere"})
+    assert refused.value.args == ("elsewhere",)  # the page names it
 
 
 def test_a_span_knows_what_lies_beyond_it():
