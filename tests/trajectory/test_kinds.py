@@ -50,6 +50,10 @@ def test_each_visible_kind_takes_its_role_in_the_models_messages(kind, message_r
     assert kinds.role_of(kind, message_role) == role
 
 
+def test_a_message_without_a_role_is_the_users():
+    assert kinds.role_of(kinds.MESSAGE) == "user"
+
+
 @pytest.mark.parametrize(
     ("value", "normalized"),
     [
