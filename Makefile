@@ -34,7 +34,7 @@ run: install system-run $(VENV)/secret-key
 $(VENV)/secret-key: | install
 	$(BIN)/python -c "import secrets; print(secrets.token_urlsafe(50))" > $@
 
-# The checks, every test: the pure core's without Django, then the rest
+# The checks, then every test: the pure core's without Django, then the rest
 # (plain `pytest` also runs them all).
 test: install-dev system-test check test-pure
 	$(PYTEST) --ignore=$(PURE_TESTS)
