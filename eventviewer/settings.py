@@ -174,6 +174,9 @@ EVENTVIEWER_MAX_EVENT_BYTES = envint("EVENTVIEWER_MAX_EVENT_BYTES", str(32 * 102
 EVENTVIEWER_MAX_UPLOAD_BYTES = envint("EVENTVIEWER_MAX_UPLOAD_BYTES", str(512 * 1024 * 1024))
 EVENTVIEWER_MAX_ZIP_MEMBERS = envint("EVENTVIEWER_MAX_ZIP_MEMBERS", "250000")
 EVENTVIEWER_MAX_ZIP_BYTES = envint("EVENTVIEWER_MAX_ZIP_BYTES", str(4 * 1024 * 1024 * 1024))
+# Conversation folders of at least this many event files are parsed in worker processes;
+# below it a forked worker costs more than it saves. The tests run imports again at 0.
+EVENTVIEWER_PARALLEL_FROM = envint("EVENTVIEWER_PARALLEL_FROM", "2000")
 EVENTVIEWER_PAGE_SIZE = envint("EVENTVIEWER_PAGE_SIZE", "60")
 EVENTVIEWER_LIST_PAGE_SIZE = envint("EVENTVIEWER_LIST_PAGE_SIZE", "50")
 # Drawn diagrams stay valid until the conversation changes; this only bounds their life.

@@ -1,4 +1,7 @@
-"""Shared fixtures: real SDK conversations, hand-made ones, and clients."""
+"""Shared fixtures: real SDK conversations, hand-made ones, and clients.
+
+Nothing here imports Django at module level: the pure tests under tests/trajectory load
+this file too, and run without Django (``make test-pure``)."""
 
 from __future__ import annotations
 
@@ -6,12 +9,14 @@ import json
 import shutil
 import uuid
 from collections.abc import Callable
+from html.parser import HTMLParser
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from eventviewer.imports.importer import import_paths
-from eventviewer.models import Conversation
+if TYPE_CHECKING:
+    from eventviewer.models import Conversation
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "openhands-sdk"
 # Set A (one conversation each). Set A2 (sub-agents, several conversations, side events) is read
@@ -32,6 +37,8 @@ def sdk_answers(scenario: str) -> dict:
 
 
 def import_scenario(scenario: str) -> Conversation:
+    from eventviewer.imports.importer import import_paths
+
     (result,) = import_paths([(fixture_folder(scenario), scenario)])
     return result.conversation
 
@@ -146,3 +153,41 @@ def message(event_id: str, parent: str | None, text: str, role: str = "user") ->
         source="user" if role == "user" else "agent",
         llm_message={"role": role, "content": [{"type": "text", "text": text}]},
     )
+
+
+class _TextOf(HTMLParser):
+    """The text inside the element with one id, as a browser shows it (tags dropped,
+    entities decoded)."""
+
+    VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"})
+
+    def __init__(self, element_id: str):
+        super().__init__()
+        self.element_id = element_id
+        self.depth = 0  # open elements inside the wanted one, counting it; 0: outside
+        self.found = False
+        self.parts: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.VOID:
+            return
+        if self.depth:
+            self.depth += 1
+        elif dict(attrs).get("id") == self.element_id:
+            self.depth, self.found = 1, True
+
+    def handle_endtag(self, tag):
+        if self.depth and tag not in self.VOID:
+            self.depth -= 1
+
+    def handle_data(self, data):
+        if self.depth:
+            self.parts.append(data)
+
+
+def text_of(html: str, element_id: str) -> str:
+    """The visible text of the element ``id=element_id`` on a page, whitespace collapsed."""
+    parser = _TextOf(element_id)
+    parser.feed(html)
+    assert parser.found, f"no element with id {element_id!r} on the page"
+    return " ".join(" ".join(parser.parts).split())

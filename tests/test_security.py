@@ -129,7 +129,21 @@ def test_markdown_drops_raw_html_and_unsafe_links(source, forbidden):
     assert forbidden not in markdown(source)
 
 
-def test_markdown_keeps_safe_links_without_referrer():
-    assert markdown("[docs](https://example.com)") == (
-        '<p><a rel="nofollow noopener noreferrer" href="https://example.com">docs</a></p>\n'
-    )
+@pytest.mark.parametrize(
+    "source",
+    [
+        "[docs](https://example.com)",
+        '[docs](https://example.com "the docs")',
+        "<https://example.com>",
+        "[docs][1]\n\n[1]: https://example.com",
+        "* a list with [docs](https://example.com) in **bold [docs](https://example.com)**",
+    ],
+)
+def test_markdown_keeps_safe_links_without_referrer(source):
+    parser = Markup()
+    parser.feed(markdown(source))
+    links = [attrs for tag, attrs in parser.tags if tag == "a"]
+    assert links
+    for attrs in links:
+        assert attrs["href"] == "https://example.com"
+        assert attrs["rel"] == "nofollow noopener noreferrer"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -51,3 +52,11 @@ def test_env_helpers_refuse_junk(monkeypatch):
         envint("X_NUMBER", "1")
     monkeypatch.setenv("X_FLAG", "Yes")
     assert envbool("X_FLAG", "false") is True
+
+
+def test_every_environment_variable_is_in_the_readme_table():
+    source = (ROOT / "eventviewer" / "settings.py").read_text()
+    read = set(re.findall(r'(?:envbool|envint|envlist|os\.getenv)\(\s*"([A-Z_]+)"', source)) | {"DATABASE_URL"}
+    documented = set(re.findall(r"^\| `([A-Z_]+)` \|", (ROOT / "README.md").read_text(), re.MULTILINE))
+    assert len(read) > 20
+    assert read - documented == set()

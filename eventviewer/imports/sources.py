@@ -32,7 +32,6 @@ from eventviewer.trajectory.events import Light, describe, title_of
 from eventviewer.trajectory.ids import normalize_conversation_id
 
 SEARCH_DEPTH = 4  # how deep below PATH to look for conversation folders
-PARALLEL_FROM = 2000  # event files; below this a worker process costs more than it saves
 CHUNK = 256  # event files per task for the worker
 READ_AHEAD = 65536  # bytes read before asking a file's size
 MAX_NESTING = 254  # the deepest JSON orjson writes back out (an array file's items, the event cards)
@@ -379,7 +378,7 @@ def _folder_source(
 
     cap = settings.EVENTVIEWER_MAX_EVENT_BYTES
     source._events = lambda: (_read_event(files, item, cap) for item in items)
-    if isinstance(files, DirectoryFiles) and len(items) >= PARALLEL_FROM:
+    if isinstance(files, DirectoryFiles) and len(items) >= settings.EVENTVIEWER_PARALLEL_FROM:
         source._parsed = lambda: _parse_in_workers(files._root, items, cap)
     return source
 

@@ -1,10 +1,14 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
+from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
 
 register = template.Library()
 
@@ -13,11 +17,19 @@ register = template.Library()
 _markdown = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
 
 
+def _render_link_open(self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
+    # Links in agent output go elsewhere: they get no referrer, no opener and no ranking.
+    tokens[idx].attrSet("rel", "nofollow noopener noreferrer")
+    return self.renderToken(tokens, idx, options, env)
+
+
+_markdown.add_render_rule("link_open", _render_link_open)
+
+
 @register.filter
 def markdown(text: str) -> SafeString:
     """Render untrusted markdown: markdown-it escapes every text node itself."""
-    html = _markdown.render(text or "")
-    return mark_safe(html.replace("<a href=", '<a rel="nofollow noopener noreferrer" href='))
+    return mark_safe(_markdown.render(text or ""))
 
 
 @register.filter

@@ -51,9 +51,9 @@ def build_skeleton(nodes: Iterable[Node], head: str | None) -> dict[str, Any]:
     by_id = {n.id: n for n in nodes}
     side_on: dict[str, int] = {}
     for event_id in side_events(by_id.values(), head):
-        parent = by_id.pop(event_id).parent
-        assert parent is not None
-        side_on[parent] = side_on.get(parent, 0) + 1
+        hangs_on = by_id.pop(event_id).parent
+        if hangs_on is not None:  # always: a side event has a parent
+            side_on[hangs_on] = side_on.get(hangs_on, 0) + 1
     children: dict[str, list[str]] = {}
     for n in by_id.values():
         if n.parent is not None:
@@ -98,8 +98,7 @@ def build_skeleton(nodes: Iterable[Node], head: str | None) -> dict[str, Any]:
             carry[n.id] = (up, first or n.id, count + 1, side + side_on.get(n.id, 0))
             continue
         run = None
-        if count:
-            assert first is not None and parent is not None
+        if first is not None and parent is not None:  # a run of `count` events folds into this node
             run = {
                 "count": count,
                 "first": first,
@@ -108,7 +107,7 @@ def build_skeleton(nodes: Iterable[Node], head: str | None) -> dict[str, Any]:
                 "last_kind": parent.kind,
                 "side": side,
             }
-        kids = len(children.get(n.id, ()))
+        child_count = len(children.get(n.id, ()))
         result.append(
             {
                 "id": n.id,
@@ -119,12 +118,12 @@ def build_skeleton(nodes: Iterable[Node], head: str | None) -> dict[str, Any]:
                 "seq": n.seq,
                 "timestamp": n.timestamp,
                 "summary": n.summary,
-                "children": kids,
+                "children": child_count,
                 "root": n.parent is None,
-                "branch": kids > 1,
-                "leaf": kids == 0,
+                "branch": child_count > 1,
+                "leaf": child_count == 0,
                 "head": n.id == head,
-                "outcome": n.outcome if kids == 0 else None,
+                "outcome": n.outcome if child_count == 0 else None,
                 "leaves": leaves[n.id],
                 "events": events[n.id],
                 "latest_leaf": latest[n.id],
@@ -156,14 +155,16 @@ def latest_leaf_below(skeleton: dict[str, Any], path: list[str]) -> str | None:
         return None
     kept = {node["id"]: node for node in skeleton.get("nodes", [])}
     if path[-1] in kept:
-        return kept[path[-1]]["latest_leaf"]
+        leaf: str = kept[path[-1]]["latest_leaf"]
+        return leaf
     for i in range(len(path) - 2, -1, -1):
         if path[i] in kept:
             first = path[i + 1]
             for node in kept.values():
                 run_first = node["run"]["first"] if node["run"] else node["id"]
                 if node["up"] == path[i] and run_first == first:
-                    return node["latest_leaf"]
+                    leaf = node["latest_leaf"]
+                    return leaf
             return None
     return None
 

@@ -35,7 +35,7 @@ def _clean(text: Any, limit: int) -> str:
         text = text.encode("utf-8", "replace").decode("utf-8")
         text = "".join(" " if ch.isspace() else ch for ch in text if ch.isspace() or unicodedata.category(ch)[0] != "C")
     text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return text if len(text) <= limit else f"{text[: limit - 1]}…"
 
 
 def _dot_string(text: str, backslashes: int = 2) -> str:
@@ -186,7 +186,11 @@ def build_dot(
         on_branch = event_link is not None and box.at is not None
         attrs["label"] = _label(box)
         attrs["tooltip"] = _tooltip(box, on_branch)
-        target = event_link(box.at) if on_branch else link(box.link_to) if box.link_to is not None else None
+        target = None
+        if event_link is not None and box.at is not None:  # on the branch shown: go to the event
+            target = event_link(box.at)
+        elif box.link_to is not None:  # elsewhere: switch to the branch below
+            target = link(box.link_to)
         if target is not None:
             attrs["URL"] = _dot_string(str(target))
         attrs.update({k: f'"{v}"' for k, v in _style(box).items()})

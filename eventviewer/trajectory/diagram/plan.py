@@ -5,7 +5,7 @@ events, then compressed to at most ``max_nodes`` nodes."""
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -175,7 +175,7 @@ class _Plan:
             folded[problems[self.steps[d].event_id]].append(d)
         return split, folded
 
-    def _run(self, n: dict, lo: int, hi: int, crossed: bool, folded: dict[str, list[int]]) -> DiagramNode:
+    def _run(self, n: dict[str, Any], lo: int, hi: int, crossed: bool, folded: dict[str, list[int]]) -> DiagramNode:
         run, last = n["run"], len(self.steps) - 1
 
         # A crossed run is a chain of path events; below the selection only the run's own ends are known.
@@ -216,7 +216,7 @@ class _Plan:
         )
         return _totals(box, n)
 
-    def _split_event(self, n: dict, depth: int, problems: Mapping[str, str]) -> DiagramNode:
+    def _split_event(self, n: dict[str, Any], depth: int, problems: Mapping[str, str]) -> DiagramNode:
         step = self.steps[depth]
         problem = problems.get(step.event_id)
         box = DiagramNode(
@@ -236,7 +236,7 @@ class _Plan:
         )
         return _totals(box, n)
 
-    def _add(self, box: DiagramNode, parent: int | None, kept: dict | None = None) -> int:
+    def _add(self, box: DiagramNode, parent: int | None, kept: dict[str, Any] | None = None) -> int:
         if kept is not None:
             _totals(box, kept)
         box.parent = parent
@@ -264,8 +264,9 @@ class _Plan:
             items[t].spine = True
         self.size = [1] * len(items)
         for i in range(len(items) - 1, -1, -1):
-            if items[i].parent is not None:
-                self.size[items[i].parent] += self.size[i]
+            up = items[i].parent
+            if up is not None:
+                self.size[up] += self.size[i]
         self.dist = self._distances()
 
     def _distances(self) -> dict[int, int]:
@@ -274,12 +275,13 @@ class _Plan:
         dist: dict[int, int] = {}
         if ref is None:
             return {i: box.bottom for i, box in enumerate(items) if box.spine}
-        ref_depth, i = items[ref].bottom, ref
+        ref_depth = items[ref].bottom
         on_ref: set[int] = set()
-        while i is not None:
-            on_ref.add(i)
-            dist[i] = ref_depth - items[i].bottom
-            i = items[i].parent
+        at: int | None = ref
+        while at is not None:
+            on_ref.add(at)
+            dist[at] = ref_depth - items[at].bottom
+            at = items[at].parent
         fork: dict[int, int] = {}
         for i, box in enumerate(items):
             if not box.spine or i in on_ref:
@@ -379,14 +381,18 @@ class _Plan:
             budget -= cost(j)
         for spine in (chain, head_chain):
             stretch: list[int] = []
-            for j in [*spine, None]:
-                if j is not None and j not in keep:
+            for j in spine:
+                if j not in keep:
                     stretch.append(j)
                     continue
-                if len(stretch) > 1 or (stretch and cost(stretch[0]) > 1):
-                    self._merge(stretch)
+                self._merge_if_worth_it(stretch, cost)
                 stretch = []
+            self._merge_if_worth_it(stretch, cost)
         self.total = sum(1 for _ in self._walk())
+
+    def _merge_if_worth_it(self, stretch: list[int], cost: Callable[[int], int]) -> None:
+        if len(stretch) > 1 or (stretch and cost(stretch[0]) > 1):
+            self._merge(stretch)
 
     def _merge(self, stretch: list[int]) -> None:
         items, members = self.items, set(stretch)
@@ -427,7 +433,7 @@ class _Plan:
         for c in kids:
             items[c].parent = index
 
-    def _walk(self):
+    def _walk(self) -> Iterator[int]:
         stack = list(reversed(self.tops))
         while stack:
             i = stack.pop()

@@ -106,7 +106,9 @@ def role_of(kind: str, message_role: str = "") -> str | None:
 def outcome(event: Light) -> str:
     """How a branch ends when this event is its leaf: finished, error, rejected,
     pending (an action still waiting for its result) or open."""
-    return "error" if event.is_error else kind_of(event.kind).outcome(event)
+    if event.is_error and event.kind != USER_REJECT:  # a rejection is one, whatever else it says
+        return "error"
+    return kind_of(event.kind).outcome(event)
 
 
 def card_for(data: Any, full: bool = False) -> Card:

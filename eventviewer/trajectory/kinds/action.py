@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..cards import Card, command_of, text_of, texts, thinking, tool_arguments
+from ..cards import Card, command_of, items, text_of, texts, thinking, tool_arguments
 from .base import ACTION, INVALID_CALL_FAILURE, Kind, register
 
 
@@ -13,7 +13,8 @@ def summarize(data: dict[str, Any]) -> str:
     summary = data.get("summary")
     if isinstance(summary, str) and summary.strip():
         return summary
-    thought = texts(data.get("thought"), limit=20)
+    parts = [item.get("text") for item in items(data, "thought")[:20] if isinstance(item, dict)]
+    thought = " ".join(p for p in parts if isinstance(p, str) and p)
     return thought or text_of(data.get("tool_name"))
 
 
