@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 APT_PACKAGES_RUN := graphviz
-APT_PACKAGES_TEST := graphviz chromium fonts-dejavu-core
+APT_PACKAGES_TEST := graphviz chromium fonts-dejavu-core tmux git
 
 .PHONY: run test test-postgres install system-run system-test postgres demo screenshots bench lint clean
 

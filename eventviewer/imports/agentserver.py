@@ -1,0 +1,404 @@
+"""Following an OpenHands agent-server: what it holds over its REST API, what comes next
+over its WebSocket.
+
+Each conversation is stored like an import, all or nothing, by the importer itself: the
+server's event search returns every branch in file order (its items are byte for byte
+its event files), so the tree is built here from ``parent_id`` exactly as on import, and
+HEAD comes from the conversation's ``leaf_event_id``. A re-sync adds only new events.
+"""
+
+from __future__ import annotations
+
+import threading
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import orjson
+from django.conf import settings
+from django.db import DatabaseError, connections, transaction
+from django.db.models import Max
+from django.utils import timezone
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
+from websockets.sync.client import connect
+
+from eventviewer.imports.importer import Imported, ImportFailed, import_sources
+from eventviewer.imports.sources import ConversationSource, RawEvent
+from eventviewer.models import Conversation
+from eventviewer.trajectory import kinds
+from eventviewer.trajectory.ids import normalize_conversation_id
+
+PAGE = 100  # the largest page the server gives
+TIMEOUT = 30  # seconds for one request, or to open the WebSocket
+LIVE_FOR = timedelta(seconds=30)  # a follower's heartbeat keeps its conversation "live" this long
+HEARTBEAT = 10  # seconds: the longest a follower waits before checking on the conversation
+QUIET = 0.2  # seconds without a frame before the frames received are stored
+BACKOFF = (1, 2, 4, 8, 10)  # seconds between reconnection attempts
+POLL_EVERY = 2  # seconds, when the WebSocket cannot be used
+NOT_STORED = {"StreamingDeltaEvent"}  # pushed over the WebSocket, never written to the log
+FULL_STATE = "full_state"  # a state update the server pushes (not persisted) with its whole state
+CLOSED_UNAUTHORIZED, CLOSED_NOT_FOUND = 4001, 4004  # the server's WebSocket close codes
+
+Say = Callable[[str], None]
+Frames = list[tuple[Any, bytes]]  # (parsed event, its JSON as the server sent it)
+
+
+class ServerError(Exception):
+    """The agent-server could not be used; the message says why."""
+
+
+class Unauthorized(ServerError):
+    """A missing or wrong API key."""
+
+
+class Gone(ServerError):
+    """The conversation is not (or no longer) on the server."""
+
+
+def dashed(conversation_id: str) -> str:
+    return str(uuid.UUID(conversation_id))
+
+
+class AgentServer:
+    """The REST API of one agent-server (``X-Session-API-Key`` when a key is given)."""
+
+    def __init__(self, url: str, api_key: str = ""):
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"{url!r} is not an http:// or https:// URL")
+        self.url = url.rstrip("/")
+        self.api_key = api_key
+
+    def get(self, path: str, **query: Any) -> Any:
+        query = {k: v for k, v in query.items() if v not in (None, "")}
+        url = self.url + path + (f"?{urlencode(query)}" if query else "")
+        headers = {"Accept": "application/json"}
+        if self.api_key:
+            headers["X-Session-API-Key"] = self.api_key
+        try:
+            with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=TIMEOUT) as response:
+                body = response.read()
+        except urllib.error.HTTPError as e:
+            if e.code in (401, 403):
+                raise Unauthorized(self.refused(e.code)) from None
+            if e.code == 404:
+                raise Gone(f"{url} answered 404 Not Found") from None
+            raise ServerError(f"{url} answered {e.code} {e.reason}") from None
+        except (urllib.error.URLError, OSError) as e:  # refused, reset, timed out
+            reason = getattr(e, "reason", None) or e
+            raise ServerError(f"cannot reach the agent-server at {self.url} ({reason})") from None
+        try:
+            return orjson.loads(body)
+        except orjson.JSONDecodeError:
+            raise ServerError(f"{url} did not answer JSON: is {self.url} an OpenHands agent-server?") from None
+
+    def refused(self, status: int) -> str:
+        if self.api_key:
+            return f"the agent-server at {self.url} refused the API key ({status} Unauthorized): check --api-key"
+        return (
+            f"the agent-server at {self.url} needs an API key ({status} Unauthorized): "
+            "pass its session API key with --api-key"
+        )
+
+    def _page(self, path: str, **query: Any) -> tuple[list, str | None]:
+        found = self.get(path, limit=PAGE, **query)
+        if not isinstance(found, dict) or not isinstance(found.get("items"), list):
+            raise ServerError(f"{self.url}{path} answered something other than a page of items")
+        return found["items"], found.get("next_page_id")
+
+    def conversations(self) -> Iterator[dict]:
+        """Every conversation's ConversationInfo, newest first."""
+        page = None
+        while True:
+            items, page = self._page("/api/conversations/search", page_id=page)
+            yield from items
+            if not page:
+                return
+
+    def conversation(self, conversation_id: str) -> dict:
+        try:
+            info = self.get(f"/api/conversations/{dashed(conversation_id)}")
+        except Gone:
+            raise Gone(f"conversation {conversation_id} is not on the agent-server at {self.url}") from None
+        if not isinstance(info, dict) or normalize_conversation_id(str(info.get("id", ""))) != conversation_id:
+            raise ServerError(f"{self.url} answered something other than conversation {conversation_id}")
+        return info
+
+    def events(self, conversation_id: str, since: str = "") -> Frames:
+        """The conversation's events in the server's order (those stamped ``since`` or
+        later, when given), each with its JSON as the server writes it to its files."""
+        path = f"/api/conversations/{dashed(conversation_id)}/events/search"
+        events: Frames = []
+        page = None
+        while True:
+            try:
+                items, page = self._page(path, page_id=page, timestamp__gte=since)
+            except Gone:
+                raise Gone(f"conversation {conversation_id} is not on the agent-server at {self.url}") from None
+            events += [(item, orjson.dumps(item)) for item in items]
+            if not page:
+                return events
+
+    def socket_url(self, conversation_id: str, since: str) -> str:
+        scheme = "wss" if self.url.startswith("https:") else "ws"
+        query = {"resend_mode": "since", "after_timestamp": since} if since else {"resend_mode": "all"}
+        return f"{scheme}{self.url[self.url.index(':') :]}/sockets/events/{dashed(conversation_id)}?{urlencode(query)}"
+
+
+def _state(info: dict) -> tuple:
+    """What of a conversation's state the importer follows: HEAD and status."""
+    return info.get("leaf_event_id"), info.get("execution_status")
+
+
+def store(server: AgentServer, info: dict, events: Frames, live: bool = False) -> Imported | None:
+    """Store one conversation as the server describes it (``info``, its ConversationInfo
+    or what the WebSocket said since) with ``events`` in the server's order: the ones
+    not stored yet are appended after those that are. None when nothing changed."""
+    conversation_id = normalize_conversation_id(str(info.get("id", "")))
+    if conversation_id is None:
+        raise ServerError(f"{server.url} named a conversation {info.get('id')!r}, which is not a conversation id")
+    where = f"{server.url}/api/conversations/{dashed(conversation_id)}"
+    with transaction.atomic():
+        # Two syncs of one conversation queue here, so each event gets one position.
+        conversation = Conversation.objects.select_for_update().filter(conversation_id=conversation_id).first()
+        known, position = _known(conversation, events)
+        raw_events, seen, new = [], set(), 0
+        for data, raw in events:
+            event_id = data.get("id") if isinstance(data, dict) else None
+            if event_id in seen:
+                continue  # sent twice: resent on connecting, and pushed live meanwhile
+            seen.add(event_id)
+            seq = known.get(event_id) if isinstance(event_id, str) else None
+            if seq is None:
+                seq, position, new = position, position + 1, new + 1
+            raw_events.append(RawEvent(seq, f"{where}/events/{event_id}", data, raw))
+        stored_state = _stored_state(conversation)
+        if conversation is not None and not new and _state(info) == _state(stored_state):
+            if live:
+                Conversation.objects.filter(pk=conversation.pk).update(live_until=timezone.now() + LIVE_FOR)
+            return None
+        source = ConversationSource(
+            conversation_id,
+            where,
+            base_state=info,
+            base_state_raw=orjson.dumps(info).decode(),
+            _events=lambda: iter(raw_events),
+        )
+        (imported,) = import_sources([source])
+        Conversation.objects.filter(pk=imported.conversation.pk).update(
+            forked_from_conversation_id=normalize_conversation_id(str(info.get("forked_from_conversation_id") or ""))
+            or "",
+            forked_from_event_id=str(info.get("forked_from_event_id") or "")[:255],
+            parent_conversation_id=normalize_conversation_id(str(info.get("parent_conversation_id") or "")) or "",
+            live_until=timezone.now() + LIVE_FOR if live else imported.conversation.live_until,
+        )
+        return imported
+
+
+def _known(conversation: Conversation | None, events: Frames) -> tuple[dict[str, int], int]:
+    """The stored positions of these events, and the next free position."""
+    if conversation is None:
+        return {}, 0
+    ids = [data["id"] for data, _ in events if isinstance(data, dict) and isinstance(data.get("id"), str)]
+    stored = conversation.events
+    if len(ids) <= 500:  # within any database's parameter limit
+        known = dict(stored.filter(event_id__in=ids).values_list("event_id", "seq"))
+    else:
+        known = dict(stored.values_list("event_id", "seq"))
+    last = stored.aggregate(last=Max("seq"))["last"]
+    return known, 0 if last is None else last + 1
+
+
+def _stored_state(conversation: Conversation | None) -> dict:
+    try:
+        state = orjson.loads(conversation.base_state) if conversation and conversation.base_state else {}
+    except orjson.JSONDecodeError:
+        return {}
+    return state if isinstance(state, dict) else {}
+
+
+def sync(server: AgentServer, conversation_id: str) -> Imported | None:
+    """Pull one conversation and store what is new (None: nothing was)."""
+    info = server.conversation(conversation_id)
+    return store(server, info, server.events(conversation_id))
+
+
+def described(imported: Imported | None, conversation_id: str) -> str:
+    if imported is None:
+        return f"{conversation_id}: nothing new"
+    conversation = imported.conversation
+    branches = f"{conversation.leaf_count} branch{'es' if conversation.leaf_count != 1 else ''}"
+    status = f", {conversation.execution_status}" if conversation.execution_status else ""
+    return f"{conversation_id}: {imported.added} new of {conversation.event_count} events, {branches}{status}"
+
+
+class Follower:
+    """Keeps one conversation up to date until ``stop`` is set or the conversation is
+    gone: a catch-up over REST, then the WebSocket's frames as they come (reconnecting
+    with back-off, polling when the WebSocket cannot be used)."""
+
+    def __init__(self, server: AgentServer, conversation_id: str, say: Say, stop: threading.Event):
+        self.server, self.conversation_id, self.say, self.stop = server, conversation_id, say, stop
+        self.info: dict = {}
+        self.since = ""  # the timestamp of the last event stored
+        self.polling = False
+
+    def run(self) -> None:
+        try:
+            self._run()
+        finally:
+            Conversation.objects.filter(conversation_id=self.conversation_id).update(live_until=None)
+            connections.close_all()  # this thread's
+
+    def _run(self) -> None:
+        cid = self.conversation_id
+        failures = 0
+        problems = ""
+        while not self.stop.is_set():
+            try:
+                self.catch_up()
+                failures = 0
+                if self.polling:
+                    self.poll()
+                else:
+                    self.listen()
+            except Gone as e:
+                self.say(f"{cid}: {e} (deleted?); stopped following it. {self._kept()}")
+                return
+            except Unauthorized as e:
+                self.say(f"{cid}: {e}; stopped following it. {self._kept()}")
+                return
+            except ImportFailed as e:
+                if str(e) != problems:  # once, not at every attempt
+                    self.say(f"{cid}: nothing stored, the server's events do not import:\n{e}")
+                problems = str(e)
+                self._back_off(failures, "")
+                failures += 1
+            except (ServerError, ConnectionClosed, InvalidHandshake, OSError) as e:
+                self._back_off(failures, _reason(e))
+                failures += 1
+            except DatabaseError as e:
+                self._back_off(failures, f"the database failed ({e})")
+                failures += 1
+
+    def _back_off(self, failures: int, reason: str) -> None:
+        wait = BACKOFF[min(failures, len(BACKOFF) - 1)]
+        if reason:
+            self.say(f"{self.conversation_id}: {reason}; trying again in {wait} s")
+        self.stop.wait(wait)
+
+    def _kept(self) -> str:
+        count = Conversation.objects.filter(conversation_id=self.conversation_id).values_list("event_count", flat=True)
+        return f"The {count.first() or 0} events stored here are kept."
+
+    def catch_up(self) -> None:
+        """Everything the server holds now (after a reconnection too: nothing is missed)."""
+        self.info = self.server.conversation(self.conversation_id)
+        self._store(self.server.events(self.conversation_id))
+
+    def _store(self, events: Frames) -> None:
+        imported = store(self.server, self.info, events, live=True)
+        stamps = [data.get("timestamp") for data, _ in events if isinstance(data, dict)]
+        self.since = max([s for s in stamps if isinstance(s, str)] + [self.since])
+        if imported is not None:
+            self.say(described(imported, self.conversation_id))
+
+    def listen(self) -> None:
+        try:
+            socket = connect(
+                self.server.socket_url(self.conversation_id, self.since),
+                open_timeout=TIMEOUT,
+                close_timeout=2,
+                max_size=settings.EVENTVIEWER_MAX_EVENT_BYTES,
+            )
+        except InvalidHandshake as e:
+            # The REST API answers (the catch-up just worked) but the WebSocket does not.
+            self.say(f"{self.conversation_id}: no WebSocket ({_reason(e)}); polling every {POLL_EVERY} s instead")
+            self.polling = True
+            return
+        with socket:
+            if self.server.api_key:
+                socket.send(orjson.dumps({"type": "auth", "session_api_key": self.server.api_key}).decode())
+            self.say(f"{self.conversation_id}: following live")
+            frames: Frames = []
+            try:
+                while not self.stop.is_set():
+                    try:
+                        frame = socket.recv(timeout=QUIET if frames else HEARTBEAT)
+                    except TimeoutError:
+                        if frames:
+                            self._store_frames(frames)
+                            frames = []
+                        else:
+                            self.heartbeat()
+                        continue
+                    raw = frame.encode() if isinstance(frame, str) else frame
+                    try:
+                        data = orjson.loads(raw)
+                    except orjson.JSONDecodeError:
+                        raise ServerError("the agent-server sent a frame that is not JSON") from None
+                    kind = data.get("kind") if isinstance(data, dict) else None
+                    if kind == kinds.STATE_UPDATE and data.get("key") == FULL_STATE:
+                        self._take_state(data.get("value"))
+                        self._store_frames(frames)
+                        frames = []
+                    elif kind not in NOT_STORED:
+                        frames.append((data, raw))
+                        if len(frames) >= 250:
+                            self._store_frames(frames)
+                            frames = []
+            except ConnectionClosed as e:
+                if frames:
+                    self._store_frames(frames)
+                code = e.rcvd.code if e.rcvd else None
+                if code == CLOSED_UNAUTHORIZED:
+                    raise Unauthorized(self.server.refused(401)) from None
+                if code == CLOSED_NOT_FOUND:
+                    raise Gone(f"conversation {self.conversation_id} is not on the agent-server") from None
+                raise
+
+    def _take_state(self, value: Any) -> None:
+        if isinstance(value, dict):
+            for key in ("execution_status", "leaf_event_id"):
+                if value.get(key):
+                    self.info[key] = value[key]
+
+    def _store_frames(self, frames: Frames) -> None:
+        """Store frames as they came. The server moves HEAD to every event it appends but
+        a state update, and never says so; a state update may change the status."""
+        for data, _ in frames:
+            if not isinstance(data, dict):
+                continue
+            if data.get("kind") != kinds.STATE_UPDATE:
+                self.info["leaf_event_id"] = data.get("id")
+            elif data.get("key") == "execution_status":
+                self.info["execution_status"] = data.get("value")
+        try:
+            self._store(frames)
+        except ImportFailed:
+            # Frames out of order (an event pushed live before one being resent): the
+            # server's own order settles it.
+            self.catch_up()
+
+    def heartbeat(self) -> None:
+        """Nothing came for a while: is the conversation still there (the WebSocket stays
+        open after a delete), and did its state change?"""
+        info = self.server.conversation(self.conversation_id)
+        if _state(info) != _state(self.info):
+            self.info = info
+        self._store([])
+
+    def poll(self) -> None:
+        while not self.stop.wait(POLL_EVERY):
+            self.info = self.server.conversation(self.conversation_id)
+            self._store(self.server.events(self.conversation_id, since=self.since))
+
+
+def _reason(error: BaseException) -> str:
+    if isinstance(error, ConnectionClosed):
+        return "the agent-server closed the connection" + (f" ({error.rcvd.code})" if error.rcvd else "")
+    return str(error) or error.__class__.__name__
