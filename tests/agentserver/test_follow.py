@@ -20,11 +20,13 @@ def kinds_of(events: list[dict]) -> list[str]:
 
 def test_follow_stores_events_while_the_agent_works(agent_server, follow):
     llm = ScriptedLLM([terminal("echo hello"), terminal("echo again"), finish("Done.")])
-    release = llm.hold(1)  # the agent's second call waits until the test has looked
+    first_call, second_call = llm.hold(0), llm.hold(1)  # the agent waits until the test has looked
     following = follow()  # the whole server: conversations that appear later too
     assert following.says("following ")
     try:
         conversation_id = agent_server.create(llm, "Say hello twice.")
+        assert following.says(f"{conversation_id}: following live")  # picked up as it appeared
+        first_call.set()
 
         # Mid-run: the first action and its result are stored, the run is not over.
         def first_result_stored() -> list[str]:
@@ -42,9 +44,8 @@ def test_follow_stores_events_while_the_agent_works(agent_server, follow):
         observation = [e for e in agent_server.events(conversation_id) if e["kind"] == "ObservationEvent"][-1]
         assert conversation.head.event_id == observation["id"]  # HEAD follows the run
         assert conversation.is_live
-        assert following.says(f"{conversation_id}: following live")
 
-        release.set()
+        second_call.set()
         info = agent_server.wait_for(conversation_id)
         events = agent_server.events(conversation_id)
         assert waiting(lambda: stored_ids(conversation_id) == [e["id"] for e in events], timeout=30)
