@@ -9,7 +9,7 @@ from eventviewer.imports.importer import ImportFailed
 from eventviewer.models import Conversation
 from eventviewer.trajectory.ids import normalize_conversation_id
 
-LIST_EVERY = 5  # seconds between looks for new conversations while following a whole server
+LIST_EVERY = 2  # seconds between looks for new conversations while following a whole server
 
 
 class Command(BaseCommand):
