@@ -14,7 +14,7 @@ from django.utils import timezone
 from eventviewer.imports.importer import import_paths
 from eventviewer.models import Conversation, ShareLink
 
-from .conftest import action, message, observation
+from .conftest import action, message, observation, write_folder
 
 pytestmark = pytest.mark.django_db
 
@@ -114,6 +114,18 @@ def test_a_page_whose_head_moved_to_another_branch_keeps_its_own(client, running
     assert "HEAD moved to another branch" in html
     assert f'<a href="/c/{conversation.conversation_id}/">go to HEAD</a>' in html
     assert "<template" not in html
+
+
+def test_a_page_with_no_branch_yet_reloads_when_one_appears(client, tmp_path, open_site):
+    folder = write_folder(tmp_path, [], base_state={})  # a conversation just created: no event yet
+    (result,) = import_paths([(folder, "run")])
+    page = client.get(result.conversation.get_absolute_url()).content.decode()
+    assert "This conversation has no active branch" in page
+    url = live_url(page)
+    append(folder, START[0])
+    response = poll(client, url)
+    assert response.status_code == 200
+    assert response["HX-Refresh"] == "true"
 
 
 def test_the_live_badge_shows_while_a_sync_follows(client, running):

@@ -10,6 +10,7 @@ HEAD comes from the conversation's ``leaf_event_id``. A re-sync adds only new ev
 from __future__ import annotations
 
 import threading
+import time
 import urllib.error
 import urllib.request
 import uuid
@@ -251,8 +252,18 @@ class Follower:
         try:
             self._run()
         finally:
-            Conversation.objects.filter(conversation_id=self.conversation_id).update(live_until=None)
+            self._not_live()
             connections.close_all()  # this thread's
+
+    def _not_live(self) -> None:
+        for attempt in range(5):
+            try:
+                Conversation.objects.filter(conversation_id=self.conversation_id).update(live_until=None)
+                return
+            except DatabaseError as e:
+                if attempt == 4:
+                    self.say(f"{self.conversation_id}: still shown live for up to {LIVE_FOR.seconds} s ({e})")
+                time.sleep(0.2)
 
     def _run(self) -> None:
         cid = self.conversation_id

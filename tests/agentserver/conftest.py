@@ -59,11 +59,11 @@ class Output(io.StringIO):
 class Following:
     """`manage.py sync --follow` in a thread, stopped as Ctrl-C would."""
 
-    def __init__(self, server: AgentServer, *args: str, key: str = KEY):
+    def __init__(self, url: str, *args: str, key: str = KEY):
         self.output = Output()
         self.stop = threading.Event()
         self.error: BaseException | None = None
-        arguments = ["--server", server.url, "--api-key", key, "--follow", *args]
+        arguments = ["--server", url, "--api-key", key, "--follow", *args]
         self.thread = threading.Thread(target=self._run, args=(arguments,), daemon=True)
         self.thread.start()
 
@@ -91,8 +91,8 @@ class Following:
 def follow(transactional_db, agent_server) -> Iterator[Callable[..., Following]]:
     runs: list[Following] = []
 
-    def start(*args: str, key: str = KEY) -> Following:
-        runs.append(Following(agent_server, *args, key=key))
+    def start(*args: str, key: str = KEY, url: str = "") -> Following:
+        runs.append(Following(url or agent_server.url, *args, key=key))
         return runs[-1]
 
     yield start

@@ -347,3 +347,39 @@ def waiting(check: Callable[[], Any], timeout: float = 30, every: float = 0.1) -
         if result or time.monotonic() > deadline:
             return result
         time.sleep(every)
+
+
+class RestOnlyProxy:
+    """A proxy in front of the agent-server that passes its REST API and refuses its
+    WebSocket, as some reverse proxies do."""
+
+    def __init__(self, upstream: str):
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 (the http.server API)
+                if self.path.startswith("/sockets/"):
+                    self.send_error(404, "no WebSocket here")
+                    return
+                headers = {k: v for k, v in self.headers.items() if k.lower() == "x-session-api-key"}
+                request = urllib.request.Request(upstream + self.path, headers=headers)
+                try:
+                    with urllib.request.urlopen(request, timeout=30) as response:
+                        status, body = response.status, response.read()
+                except urllib.error.HTTPError as e:
+                    status, body = e.code, e.read()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError
 
 from .conftest import stored, stored_ids
-from .server import ScriptedLLM, finish, terminal, waiting
+from .server import RestOnlyProxy, ScriptedLLM, finish, terminal, waiting
 
 pytestmark = pytest.mark.agentserver
 
@@ -111,3 +111,21 @@ def test_follow_with_a_wrong_key_stops_at_once(agent_server, follow):
     assert isinstance(following.error, CommandError)
     assert "refused the API key (401 Unauthorized)" in str(following.error)
     assert time.monotonic() - started < 30
+
+
+def test_follow_polls_when_the_websocket_is_refused(agent_server, follow, llm):
+    proxy = RestOnlyProxy(agent_server.url)
+    try:
+        conversation_id = agent_server.create(llm)  # idle until it gets a message
+        following = follow("--conversation", conversation_id, url=proxy.url)
+        assert following.says(f"{conversation_id}: no WebSocket (")
+        assert following.says("polling every 2 s instead")
+
+        agent_server.send(conversation_id, "Say hello.")
+        info = agent_server.wait_for(conversation_id)
+        events = agent_server.events(conversation_id)
+        assert waiting(lambda: stored_ids(conversation_id) == [e["id"] for e in events], timeout=30)
+        assert waiting(lambda: stored(conversation_id).head.event_id == info["leaf_event_id"], timeout=30)
+        assert waiting(lambda: stored(conversation_id).execution_status == "finished", timeout=30)
+    finally:
+        proxy.close()

@@ -56,7 +56,9 @@ class Command(BaseCommand):
             try:
                 self.say(self.line(sync(agent_server, conversation_id), conversation_id))
             except Gone as e:
-                raise CommandError(str(e)) from None
+                if wanted:
+                    raise CommandError(str(e)) from None
+                self.stderr.write(f"{e} any more (deleted meanwhile?): skipped")
             except ServerError as e:
                 raise CommandError(f"{e}; what was stored before is kept") from None
             except ImportFailed as e:
