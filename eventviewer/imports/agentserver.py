@@ -190,14 +190,22 @@ def store(server: AgentServer, info: dict, events: Frames, live: bool = False) -
             _events=lambda: iter(raw_events),
         )
         (imported,) = import_sources([source])
-        Conversation.objects.filter(pk=imported.conversation.pk).update(
-            forked_from_conversation_id=normalize_conversation_id(str(info.get("forked_from_conversation_id") or ""))
-            or "",
-            forked_from_event_id=str(info.get("forked_from_event_id") or "")[:255],
-            parent_conversation_id=normalize_conversation_id(str(info.get("parent_conversation_id") or "")) or "",
-            live_until=timezone.now() + LIVE_FOR if live else imported.conversation.live_until,
-        )
+        live_until = timezone.now() + LIVE_FOR if live else imported.conversation.live_until
+        Conversation.objects.filter(pk=imported.conversation.pk).update(**_lineage(info), live_until=live_until)
         return imported
+
+
+def _lineage(info: dict) -> dict[str, str]:
+    """The Conversation fields for what the server says this conversation comes from."""
+
+    def conversation_id(key: str) -> str:
+        return normalize_conversation_id(str(info.get(key) or "")) or ""
+
+    return {
+        "forked_from_conversation_id": conversation_id("forked_from_conversation_id"),
+        "forked_from_event_id": str(info.get("forked_from_event_id") or "")[:255],
+        "parent_conversation_id": conversation_id("parent_conversation_id"),
+    }
 
 
 def _known(conversation: Conversation | None, events: Frames) -> tuple[dict[str, int], int]:
