@@ -1,7 +1,8 @@
 """Following a conversation while it is written: its page asks every few seconds what
 changed (templates/conversations/_live.html). When nothing did, the answer is one small
-query and a 204; otherwise the turns to draw again and the new ones, the counts and the
-diagram, for the page to merge without moving its reader (static/eventviewer/app.js)."""
+query and a 204; otherwise the turns to draw again and the new ones, and the diagram, for
+the page to merge without moving its reader (static/eventviewer/app.js, which also redraws
+the page's counts from a fresh copy of the page)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ VERSION_FIELDS = ("id", "conversation_id", "updated_at", "live_until")
 
 def live_response(request: HttpRequest, scope: Scope, params: dict) -> HttpResponse:
     conversation = scope.conversation
-    context: dict = {"conversation": conversation, "scope": scope, "live_changed": True}
+    context: dict = {"conversation": conversation, "scope": scope}
     leaf = get_leaf(conversation, params["leaf"])
     shown = params["shown"]
     if leaf is None:

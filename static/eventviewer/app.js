@@ -144,8 +144,8 @@
 // --- Live: a conversation still being written (templates/conversations/_live.html) ------
 // #live asks the server every few seconds what changed. This section tells it what the
 // page shows, then merges the turns it sends: turns drawn again replace theirs in place,
-// new ones go at the end after an "N new events" marker. Nothing here scrolls: a reader
-// scrolled up stays where they are.
+// new ones go at the end after an "N new events" marker; the counts are redrawn. Nothing
+// here scrolls: a reader scrolled up stays where they are.
 (function () {
   "use strict";
 
@@ -206,6 +206,29 @@
     if (window.htmx) window.htmx.process(turns);
   }
 
+  // Parts of the page holding counts, redrawn from a fresh copy of the page for the branch it shows.
+  var COUNTS = [".conv-head .meta", ".branch-bar", ".branch-list"];
+
+  function redrawCounts() {
+    var workspace = document.getElementById("workspace");
+    var leaf = workspace && workspace.getAttribute("data-leaf");
+    var url = window.location.pathname + (leaf ? "?leaf=" + encodeURIComponent(leaf) : "");
+    fetch(url, { credentials: "same-origin" }).then(function (response) {
+      return response.ok ? response.text() : "";
+    }).then(function (html) {
+      if (!html) return;
+      var fresh = new DOMParser().parseFromString(html, "text/html");
+      COUNTS.forEach(function (selector) {
+        var mine = document.querySelector(selector);
+        var theirs = fresh.querySelector(selector);
+        if (!mine || !theirs) return;
+        theirs = document.importNode(theirs, true);
+        mine.replaceWith(theirs);
+        if (window.htmx) window.htmx.process(theirs);
+      });
+    });
+  }
+
   document.addEventListener("htmx:load", function (e) {
     var live = e.detail && e.detail.elt;
     if (!live || live.id !== "live") return;
@@ -214,5 +237,6 @@
       merge(template);
       template.remove();
     }
+    redrawCounts();
   });
 })();

@@ -65,7 +65,9 @@ def test_new_events_appear_at_the_end_without_moving_a_reader_scrolled_up(page, 
     expect(marker).to_have_text("4 new events")
     assert page.evaluate("document.getElementById('live-marker').nextElementSibling.dataset.turn") == "41"
     expect(page.locator("#live .badge.live")).to_have_text("live")
-    expect(page.locator("#live")).to_contain_text("now unknown · 45 events · 1 branch")
+    expect(page.locator(".conv-head .meta")).to_contain_text("45 events")  # the counts are redrawn
+    expect(page.locator(".branch-bar")).to_contain_text("45 events · 45 turns · 22 tool calls")
+    expect(page.locator(".branch-list tr.selected")).to_contain_text("o21")
     expect(diagram_link(page, "o21")).to_be_attached()  # the diagram's leaf is the new HEAD
     # What the reader reads has not moved (the page above it grew: the browser kept it in place).
     assert page.evaluate("document.getElementById('event-a5').getBoundingClientRect().top") == reading
