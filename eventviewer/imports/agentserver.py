@@ -191,21 +191,27 @@ def store(server: AgentServer, info: dict, events: Frames, live: bool = False) -
         )
         (imported,) = import_sources([source])
         live_until = timezone.now() + LIVE_FOR if live else imported.conversation.live_until
-        Conversation.objects.filter(pk=imported.conversation.pk).update(**_lineage(info), live_until=live_until)
+        Conversation.objects.filter(pk=imported.conversation.pk).update(**_described_by(info), live_until=live_until)
+        imported.conversation.refresh_from_db()
         return imported
 
 
-def _lineage(info: dict) -> dict[str, str]:
-    """The Conversation fields for what the server says this conversation comes from."""
+def _described_by(info: dict) -> dict[str, str]:
+    """The Conversation fields the server's description sets: the title given on the
+    server (else the importer's, the first user message) and where it comes from."""
 
     def conversation_id(key: str) -> str:
         return normalize_conversation_id(str(info.get(key) or "")) or ""
 
-    return {
+    fields = {
         "forked_from_conversation_id": conversation_id("forked_from_conversation_id"),
         "forked_from_event_id": str(info.get("forked_from_event_id") or "")[:255],
         "parent_conversation_id": conversation_id("parent_conversation_id"),
     }
+    title = info.get("title")
+    if isinstance(title, str) and title.strip():
+        fields["title"] = title.replace("\x00", "").strip()[:300]
+    return fields
 
 
 def _known(conversation: Conversation | None, events: Frames) -> tuple[dict[str, int], int]:

@@ -79,7 +79,9 @@ def test_every_conversation_is_synced_and_a_fork_links_to_its_origin(agent_serve
     origin = agent_server.create(llm, "Say hello.")
     agent_server.wait_for(origin)
     action = next(e for e in agent_server.events(origin) if e["kind"] == "ActionEvent")
-    status, fork = agent_server.api("POST", f"/api/conversations/{origin}/fork", {"from_event_id": action["id"]})
+    status, fork = agent_server.api(
+        "POST", f"/api/conversations/{origin}/fork", {"from_event_id": action["id"], "title": "Try another way"}
+    )
     assert status == 201
     fork_id = fork["id"].replace("-", "")
 
@@ -91,6 +93,8 @@ def test_every_conversation_is_synced_and_a_fork_links_to_its_origin(agent_serve
     assert forked.forked_from_conversation_id == origin
     assert forked.forked_from_event_id == action["id"]
     assert forked.head.event_id == action["id"]  # the fork's HEAD is where it was cut
+    assert forked.title == "Try another way"  # the title given on the server
+    assert Conversation.objects.get(conversation_id=origin).title == "Say hello."  # else the first message
     page = client.get(f"/c/{fork_id}/").content.decode()
     assert f'href="/c/{origin}/?leaf={action["id"]}"' in page
     assert "Forked from" in page
