@@ -1,5 +1,5 @@
-"""Following an OpenHands agent-server: what it holds over its REST API, what comes next
-over its WebSocket.
+"""An OpenHands agent-server's conversations, over its REST API (following them over its
+WebSocket is follow.py's).
 
 Each conversation is stored like an import, all or nothing, by the importer itself: the
 server's event search returns every branch in file order (its items are byte for byte
@@ -9,42 +9,28 @@ HEAD comes from the conversation's ``leaf_event_id``. A re-sync adds only new ev
 
 from __future__ import annotations
 
-import threading
-import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 import orjson
-from django.conf import settings
-from django.db import DatabaseError, connections, transaction
+from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
-from websockets.exceptions import ConnectionClosed, InvalidHandshake
-from websockets.sync.client import connect
 
-from eventviewer.imports.importer import Imported, ImportFailed, import_sources
+from eventviewer.imports.importer import Imported, _stored_state, import_sources
 from eventviewer.imports.sources import ConversationSource, RawEvent
 from eventviewer.models import Conversation
-from eventviewer.trajectory import kinds
 from eventviewer.trajectory.ids import normalize_conversation_id
 
 PAGE = 100  # the largest page the server gives
 TIMEOUT = 30  # seconds for one request, or to open the WebSocket
 LIVE_FOR = timedelta(seconds=30)  # a follower's heartbeat keeps its conversation "live" this long
-HEARTBEAT = 10  # seconds: the longest a follower waits before checking on the conversation
-QUIET = 0.2  # seconds without a frame before the frames received are stored
-BACKOFF = (1, 2, 4, 8, 10)  # seconds between reconnection attempts
-POLL_EVERY = 2  # seconds, when the WebSocket cannot be used
-NOT_STORED = {"StreamingDeltaEvent"}  # pushed over the WebSocket, never written to the log
-FULL_STATE = "full_state"  # a state update the server pushes (not persisted) with its whole state
-CLOSED_UNAUTHORIZED, CLOSED_NOT_FOUND = 4001, 4004  # the server's WebSocket close codes
 
-Say = Callable[[str], None]
 Frames = list[tuple[Any, bytes]]  # (parsed event, its JSON as the server sent it)
 
 
@@ -150,7 +136,7 @@ class AgentServer:
         return f"{scheme}{self.url[self.url.index(':') :]}/sockets/events/{dashed(conversation_id)}?{urlencode(query)}"
 
 
-def _state(info: dict) -> tuple:
+def head_and_status(info: dict) -> tuple:
     """What of a conversation's state the importer follows: HEAD and status."""
     return info.get("leaf_event_id"), info.get("execution_status")
 
@@ -177,8 +163,8 @@ def store(server: AgentServer, info: dict, events: Frames, live: bool = False) -
             if seq is None:
                 seq, position, new = position, position + 1, new + 1
             raw_events.append(RawEvent(seq, f"{where}/events/{event_id}", data, raw))
-        stored_state = _stored_state(conversation)
-        if conversation is not None and not new and _state(info) == _state(stored_state):
+        stored_state = _stored_state(conversation) if conversation is not None else {}
+        if conversation is not None and not new and head_and_status(info) == head_and_status(stored_state):
             if live:
                 Conversation.objects.filter(pk=conversation.pk).update(live_until=timezone.now() + LIVE_FOR)
             return None
@@ -228,14 +214,6 @@ def _known(conversation: Conversation | None, events: Frames) -> tuple[dict[str,
     return known, 0 if last is None else last + 1
 
 
-def _stored_state(conversation: Conversation | None) -> dict:
-    try:
-        state = orjson.loads(conversation.base_state) if conversation and conversation.base_state else {}
-    except orjson.JSONDecodeError:
-        return {}
-    return state if isinstance(state, dict) else {}
-
-
 def sync(server: AgentServer, conversation_id: str) -> Imported | None:
     """Pull one conversation and store what is new (None: nothing was)."""
     info = server.conversation(conversation_id)
@@ -249,181 +227,3 @@ def described(imported: Imported | None, conversation_id: str) -> str:
     branches = f"{conversation.leaf_count} branch{'es' if conversation.leaf_count != 1 else ''}"
     status = f", {conversation.execution_status}" if conversation.execution_status else ""
     return f"{conversation_id}: {imported.added} new of {conversation.event_count} events, {branches}{status}"
-
-
-class Follower:
-    """Keeps one conversation up to date until ``stop`` is set or the conversation is
-    gone: a catch-up over REST, then the WebSocket's frames as they come (reconnecting
-    with back-off, polling when the WebSocket cannot be used)."""
-
-    def __init__(self, server: AgentServer, conversation_id: str, say: Say, stop: threading.Event):
-        self.server, self.conversation_id, self.say, self.stop = server, conversation_id, say, stop
-        self.info: dict = {}
-        self.since = ""  # the timestamp of the last event stored
-        self.polling = False
-
-    def run(self) -> None:
-        try:
-            self._run()
-        finally:
-            self._not_live()
-            connections.close_all()  # this thread's
-
-    def _not_live(self) -> None:
-        for attempt in range(5):
-            try:
-                Conversation.objects.filter(conversation_id=self.conversation_id).update(live_until=None)
-                return
-            except DatabaseError as e:
-                if attempt == 4:
-                    self.say(f"{self.conversation_id}: still shown live for up to {LIVE_FOR.seconds} s ({e})")
-                time.sleep(0.2)
-
-    def _run(self) -> None:
-        cid = self.conversation_id
-        failures = 0
-        problems = ""
-        while not self.stop.is_set():
-            try:
-                self.catch_up()
-                failures = 0
-                if self.polling:
-                    self.poll()
-                else:
-                    self.listen()
-            except Gone as e:
-                self.say(f"{cid}: {e} (deleted?); stopped following it. {self._kept()}")
-                return
-            except Unauthorized as e:
-                self.say(f"{cid}: {e}; stopped following it. {self._kept()}")
-                return
-            except ImportFailed as e:
-                if str(e) != problems:  # once, not at every attempt
-                    self.say(f"{cid}: nothing stored, the server's events do not import:\n{e}")
-                problems = str(e)
-                self._back_off(failures, "")
-                failures += 1
-            except (ServerError, ConnectionClosed, InvalidHandshake, OSError) as e:
-                self._back_off(failures, _reason(e))
-                failures += 1
-            except DatabaseError as e:
-                self._back_off(failures, f"the database failed ({e})")
-                failures += 1
-
-    def _back_off(self, failures: int, reason: str) -> None:
-        wait = BACKOFF[min(failures, len(BACKOFF) - 1)]
-        if reason:
-            self.say(f"{self.conversation_id}: {reason}; trying again in {wait} s")
-        self.stop.wait(wait)
-
-    def _kept(self) -> str:
-        count = Conversation.objects.filter(conversation_id=self.conversation_id).values_list("event_count", flat=True)
-        return f"The {count.first() or 0} events stored here are kept."
-
-    def catch_up(self) -> None:
-        """Everything the server holds now (after a reconnection too: nothing is missed)."""
-        self.info = self.server.conversation(self.conversation_id)
-        self._store(self.server.events(self.conversation_id))
-
-    def _store(self, events: Frames) -> None:
-        imported = store(self.server, self.info, events, live=True)
-        stamps = [data.get("timestamp") for data, _ in events if isinstance(data, dict)]
-        self.since = max([s for s in stamps if isinstance(s, str)] + [self.since])
-        if imported is not None:
-            self.say(described(imported, self.conversation_id))
-
-    def listen(self) -> None:
-        try:
-            socket = connect(
-                self.server.socket_url(self.conversation_id, self.since),
-                open_timeout=TIMEOUT,
-                close_timeout=2,
-                max_size=settings.EVENTVIEWER_MAX_EVENT_BYTES,
-            )
-        except InvalidHandshake as e:
-            # The REST API answers (the catch-up just worked) but the WebSocket does not.
-            self.say(f"{self.conversation_id}: no WebSocket ({_reason(e)}); polling every {POLL_EVERY} s instead")
-            self.polling = True
-            return
-        with socket:
-            if self.server.api_key:
-                socket.send(orjson.dumps({"type": "auth", "session_api_key": self.server.api_key}).decode())
-            self.say(f"{self.conversation_id}: following live")
-            frames: Frames = []
-            try:
-                while not self.stop.is_set():
-                    try:
-                        frame = socket.recv(timeout=QUIET if frames else HEARTBEAT)
-                    except TimeoutError:
-                        if frames:
-                            self._store_frames(frames)
-                            frames = []
-                        else:
-                            self.heartbeat()
-                        continue
-                    raw = frame.encode() if isinstance(frame, str) else frame
-                    try:
-                        data = orjson.loads(raw)
-                    except orjson.JSONDecodeError:
-                        raise ServerError("the agent-server sent a frame that is not JSON") from None
-                    kind = data.get("kind") if isinstance(data, dict) else None
-                    if kind == kinds.STATE_UPDATE and data.get("key") == FULL_STATE:
-                        self._take_state(data.get("value"))
-                        self._store_frames(frames)
-                        frames = []
-                    elif kind not in NOT_STORED:
-                        frames.append((data, raw))
-                        if len(frames) >= 250:
-                            self._store_frames(frames)
-                            frames = []
-            except ConnectionClosed as e:
-                if frames:
-                    self._store_frames(frames)
-                code = e.rcvd.code if e.rcvd else None
-                if code == CLOSED_UNAUTHORIZED:
-                    raise Unauthorized(self.server.refused(401)) from None
-                if code == CLOSED_NOT_FOUND:
-                    raise Gone(f"conversation {self.conversation_id} is not on the agent-server") from None
-                raise
-
-    def _take_state(self, value: Any) -> None:
-        if isinstance(value, dict):
-            for key in ("execution_status", "leaf_event_id"):
-                if value.get(key):
-                    self.info[key] = value[key]
-
-    def _store_frames(self, frames: Frames) -> None:
-        """Store frames as they came. The server moves HEAD to every event it appends but
-        a state update, and never says so; a state update may change the status."""
-        for data, _ in frames:
-            if not isinstance(data, dict):
-                continue
-            if data.get("kind") != kinds.STATE_UPDATE:
-                self.info["leaf_event_id"] = data.get("id")
-            elif data.get("key") == "execution_status":
-                self.info["execution_status"] = data.get("value")
-        try:
-            self._store(frames)
-        except ImportFailed:
-            # Frames out of order (an event pushed live before one being resent): the
-            # server's own order settles it.
-            self.catch_up()
-
-    def heartbeat(self) -> None:
-        """Nothing came for a while: is the conversation still there (the WebSocket stays
-        open after a delete), and did its state change?"""
-        info = self.server.conversation(self.conversation_id)
-        if _state(info) != _state(self.info):
-            self.info = info
-        self._store([])
-
-    def poll(self) -> None:
-        while not self.stop.wait(POLL_EVERY):
-            self.info = self.server.conversation(self.conversation_id)
-            self._store(self.server.events(self.conversation_id, since=self.since))
-
-
-def _reason(error: BaseException) -> str:
-    if isinstance(error, ConnectionClosed):
-        return "the agent-server closed the connection" + (f" ({error.rcvd.code})" if error.rcvd else "")
-    return str(error) or error.__class__.__name__

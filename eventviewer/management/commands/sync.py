@@ -4,7 +4,8 @@ import threading
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from eventviewer.imports.agentserver import AgentServer, Follower, Gone, ServerError, described, sync
+from eventviewer.imports.agentserver import AgentServer, Gone, ServerError, described, sync
+from eventviewer.imports.follow import Follower
 from eventviewer.imports.importer import ImportFailed
 from eventviewer.models import Conversation
 from eventviewer.trajectory.ids import normalize_conversation_id
