@@ -79,6 +79,17 @@ class BranchListForm(forms.Form):
     bpage = forms.IntegerField(min_value=1, required=False)
 
 
+class LiveForm(forms.Form):
+    """A conversation page asking what changed: the version it holds (``v``), the leaf
+    its URL names (none: it follows HEAD), the leaf it shows and its last turn drawn
+    (sent only when it shows the branch's end)."""
+
+    v = forms.CharField(max_length=40, required=False)
+    leaf = EventIdField()
+    shown = EventIdField()
+    turn = forms.IntegerField(min_value=0, required=False)
+
+
 class EventForm(forms.Form):
     leaf = EventIdField()
 

@@ -75,6 +75,12 @@ class Conversation(models.Model):
     reasoning_tokens = models.BigIntegerField(null=True, blank=True)
     cost = models.FloatField(null=True, blank=True)  # in US dollars, as the SDK accumulates it
     duration = models.FloatField(null=True, blank=True)  # seconds from the first event to the last
+    # Lineage an agent-server reports (32-hex conversation ids; the origin may not be here).
+    forked_from_conversation_id = models.CharField(max_length=32, blank=True)
+    forked_from_event_id = models.CharField(max_length=255, blank=True)
+    parent_conversation_id = models.CharField(max_length=32, blank=True)  # a sub-agent's owner
+    # Set ahead by `manage.py sync --follow` or `watch` while they follow the conversation.
+    live_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-imported_at"]
@@ -96,6 +102,28 @@ class Conversation(models.Model):
     @property
     def branch_count(self) -> int:
         return self.leaf_count
+
+    @property
+    def is_live(self) -> bool:
+        return self.live_until is not None and self.live_until > timezone.now()
+
+    @property
+    def live_version(self) -> str:
+        """Changes whenever the page of this conversation would: an import or a HEAD
+        change (``updated_at``), or following it starting or stopping."""
+        return f"{self.updated_at:%Y%m%d%H%M%S%f}-{int(self.is_live)}"
+
+    def lineage(self) -> list[tuple[str, str, Conversation | None]]:
+        """(relation, conversation id, that conversation if it is here) for the fork
+        origin and the owning conversation the agent-server reported."""
+        ids = [
+            ("forked from", self.forked_from_conversation_id),
+            ("sub-conversation of", self.parent_conversation_id),
+        ]
+        here = Conversation.objects.only("conversation_id", "title").in_bulk(
+            [i for _, i in ids if i], field_name="conversation_id"
+        )
+        return [(relation, i, here.get(i)) for relation, i in ids if i]
 
     def refresh_figures(
         self, nodes: list[Node] | None = None, head_branch: HeadBranch | None = None, event_count: int | None = None

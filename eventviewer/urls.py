@@ -3,7 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from eventviewer import api
-from eventviewer.views import conversations, events, imports, share, site
+from eventviewer.views import conversations, events, imports, live, share, site
 
 app_patterns = [
     path("", conversations.conversation_list, name="conversation-list"),
@@ -13,6 +13,7 @@ app_patterns = [
     path("c/<str:conversation_id>/events/<path:event_id>/", events.event_detail, name="event"),
     path("c/<str:conversation_id>/events/", events.event_detail, name="event-by-query"),  # ?id=. or ?id=..
     path("c/<str:conversation_id>/head/", conversations.set_head, name="set-head"),
+    path("c/<str:conversation_id>/live/", live.conversation_live, name="live"),
     path("c/<str:conversation_id>/share/", share.share_create, name="share-create"),
     path("c/<str:conversation_id>/share/<int:pk>/revoke/", share.share_revoke, name="share-revoke"),
     path("s/<str:token>/", share.shared_conversation, name="share"),
@@ -23,6 +24,7 @@ app_patterns = [
     path("s/<str:token>/sub/<str:subagent>/diagram.svg", share.shared_diagram, name="share-subagent-diagram"),
     path("s/<str:token>/sub/<str:subagent>/events/<path:event_id>/", share.shared_event, name="share-subagent-event"),
     path("s/<str:token>/sub/<str:subagent>/events/", share.shared_event, name="share-subagent-event-by-query"),
+    path("s/<str:token>/live/", live.shared_live, name="share-live"),
     path("api/conversations/", api.conversations, name="api-conversations"),
     path("api/conversations/<str:conversation_id>/path/", api.path, name="api-path"),
 ]

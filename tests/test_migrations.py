@@ -20,6 +20,13 @@ def migrate(target: tuple[str, str]):
     return executor.loader.project_state([target]).apps
 
 
+def migrate_to_latest() -> None:
+    """Where the rest of the suite expects the schema."""
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+
 @pytest.mark.django_db(transaction=True)
 def test_payloads_stored_as_text_are_packed_and_read_back_the_same():
     old = migrate(TEXT_PAYLOADS)
@@ -38,4 +45,4 @@ def test_payloads_stored_as_text_are_packed_and_read_back_the_same():
     # And back, for a downgrade.
     old = migrate(TEXT_PAYLOADS)
     assert dict(old.get_model("eventviewer", "EventPayload").objects.values_list("pk", "raw")) == texts
-    migrate(PACKED_PAYLOADS)
+    migrate_to_latest()

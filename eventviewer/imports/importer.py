@@ -84,6 +84,12 @@ def import_paths(paths: Iterable[tuple[Path, str]]) -> list[Imported]:
     return _import_all(sources, problems)
 
 
+def import_sources(sources: list[ConversationSource]) -> list[Imported]:
+    """Import conversations read from elsewhere (an agent-server, a folder being
+    written) in one transaction, or raise ImportFailed and write nothing."""
+    return _import_all(sources, [])
+
+
 @contextmanager
 def tuned_for_bulk_import() -> Iterator[None]:
     """Two process-wide settings for a command-line import, which has its process to

@@ -96,6 +96,8 @@ class ConversationSource:
     base_state_raw: str = ""
     problems: list[str] = field(default_factory=list)  # found before reading events
     parent_where: str = ""  # a sub-agent's: where its parent conversation is (``where`` of that source)
+    event_files: int = 0  # a folder's numbered event files
+    start: int = 0  # a folder's events before this position are not read (a watch stored them)
     _events: Any = None  # () -> Iterator[RawEvent]
     _parsed: Any = None  # () -> Iterator[Parsed], when a worker process reads the events
 
@@ -377,9 +379,10 @@ def _folder_source(
             break
 
     cap = settings.EVENTVIEWER_MAX_EVENT_BYTES
-    source._events = lambda: (_read_event(files, item, cap) for item in items)
+    source.event_files = len(items)
+    source._events = lambda: (_read_event(files, item, cap) for item in items[source.start :])
     if isinstance(files, DirectoryFiles) and len(items) >= settings.EVENTVIEWER_PARALLEL_FROM:
-        source._parsed = lambda: _parse_in_workers(files._root, items, cap)
+        source._parsed = lambda: _parse_in_workers(files._root, items[source.start :], cap)
     return source
 
 

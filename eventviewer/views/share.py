@@ -63,7 +63,7 @@ def share_revoke(request: HttpRequest, conversation_id: str, pk: int) -> HttpRes
     return redirect(back)
 
 
-def _shared(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+def shared_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     """Run a reviewer's view with its share link's scope, or answer 404 (unknown token)
     or 410 (revoked or expired) revealing nothing. Reviewers need no account."""
 
@@ -88,7 +88,7 @@ def _shared(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
 
 @require_GET
 @vary_on_headers("HX-Request")
-@_shared
+@shared_view
 def shared_conversation(request: HttpRequest, scope: Scope) -> HttpResponse:
     params = valid(PathForm, request.GET)
     share = scope.share
@@ -99,12 +99,12 @@ def shared_conversation(request: HttpRequest, scope: Scope) -> HttpResponse:
 
 @require_GET
 @vary_on_headers("HX-Request")
-@_shared
+@shared_view
 def shared_event(request: HttpRequest, scope: Scope, event_id: str | None = None) -> HttpResponse:
     return event_page(request, scope, event_id_of(request, event_id))
 
 
 @require_GET
-@_shared
+@shared_view
 def shared_diagram(request: HttpRequest, scope: Scope) -> HttpResponse:
     return diagram_response(request, scope)

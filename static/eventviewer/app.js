@@ -226,3 +226,103 @@
     }
   });
 })();
+
+// --- Live: a conversation still being written (templates/conversations/_live.html) ------
+// #live asks the server every few seconds what changed. This section tells it what the
+// page shows, then merges the turns it sends: turns drawn again replace theirs in place,
+// new ones go at the end after an "N new events" marker; the counts are redrawn. Nothing
+// here scrolls: a reader scrolled up stays where they are.
+(function () {
+  "use strict";
+
+  document.addEventListener("htmx:configRequest", function (e) {
+    if (!e.detail.elt || e.detail.elt.id !== "live") return;
+    var params = e.detail.parameters;
+    var leaf = new URLSearchParams(window.location.search).get("leaf");
+    if (leaf) params.leaf = leaf;
+    var workspace = document.getElementById("workspace");
+    if (workspace && workspace.getAttribute("data-leaf")) params.shown = workspace.getAttribute("data-leaf");
+    var drawn = document.querySelectorAll("#turns [data-turn]");
+    // Only a page showing the branch's end takes new turns; otherwise "Load later" has them.
+    if (drawn.length && !document.querySelector("[data-load-later]")) {
+      params.turn = drawn[drawn.length - 1].getAttribute("data-turn");
+    }
+  });
+
+  function below(el) {
+    return el.getBoundingClientRect().top > window.innerHeight;
+  }
+
+  function mark(turns, before, count) {
+    var marker = document.getElementById("live-marker");
+    if (marker && below(marker)) {
+      // Not seen yet: it keeps its place and counts these too.
+      count += parseInt(marker.getAttribute("data-count"), 10) || 0;
+    } else {
+      if (marker) marker.remove();
+      marker = document.createElement("div");
+      marker.id = "live-marker";
+      marker.className = "live-marker";
+      turns.insertBefore(marker, before);
+    }
+    marker.setAttribute("data-count", String(count));
+    marker.textContent = count + " new event" + (count === 1 ? "" : "s");
+  }
+
+  function merge(template) {
+    var turns = document.getElementById("turns");
+    if (!turns) return;
+    var firstNew = template.getAttribute("data-first-new");
+    var count = parseInt(template.getAttribute("data-new"), 10) || 0;
+    var end = turns.querySelector(".more.later");
+    var markAt = null;
+    Array.prototype.slice.call(template.content.children).forEach(function (turn) {
+      var index = turn.getAttribute("data-turn");
+      var old = turns.querySelector("[data-turn='" + index + "']");
+      if (old) {
+        old.replaceWith(turn);
+      } else {
+        turns.insertBefore(turn, end);
+      }
+      if (index === firstNew) markAt = turn;
+    });
+    if (markAt && count) mark(turns, markAt, count);
+    var workspace = document.getElementById("workspace");
+    if (workspace) workspace.setAttribute("data-leaf", template.getAttribute("data-leaf"));
+    if (window.htmx) window.htmx.process(turns);
+  }
+
+  // Parts of the page holding counts, redrawn from a fresh copy of the page for the branch it shows.
+  var COUNTS = [".conv-head .meta", ".branch-bar", ".branch-list"];
+
+  function redrawCounts() {
+    var workspace = document.getElementById("workspace");
+    var leaf = workspace && workspace.getAttribute("data-leaf");
+    var url = window.location.pathname + (leaf ? "?leaf=" + encodeURIComponent(leaf) : "");
+    fetch(url, { credentials: "same-origin" }).then(function (response) {
+      return response.ok ? response.text() : "";
+    }).then(function (html) {
+      if (!html) return;
+      var fresh = new DOMParser().parseFromString(html, "text/html");
+      COUNTS.forEach(function (selector) {
+        var mine = document.querySelector(selector);
+        var theirs = fresh.querySelector(selector);
+        if (!mine || !theirs) return;
+        theirs = document.importNode(theirs, true);
+        mine.replaceWith(theirs);
+        if (window.htmx) window.htmx.process(theirs);
+      });
+    });
+  }
+
+  document.addEventListener("htmx:load", function (e) {
+    var live = e.detail && e.detail.elt;
+    if (!live || live.id !== "live") return;
+    var template = live.querySelector("template[data-live-turns]");
+    if (template) {
+      merge(template);
+      template.remove();
+    }
+    redrawCounts();
+  });
+})();
