@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from eventviewer.imports.importer import import_paths
 from eventviewer.models import Conversation
 
 from ..conftest import action, message, observation, write_folder
-from .conftest import assert_not_reloaded, diagram_link, event_ids, mark_page
+from .conftest import assert_not_reloaded, event_ids, mark_page
 
 pytestmark = pytest.mark.browser
 
@@ -67,8 +68,9 @@ def test_new_events_appear_at_the_end_without_moving_a_reader_scrolled_up(page, 
     expect(page.locator("#live .badge.live")).to_have_text("live")
     expect(page.locator(".conv-head .meta")).to_contain_text("45 events")  # the counts are redrawn
     expect(page.locator(".branch-bar")).to_contain_text("45 events · 45 turns · 22 tool calls")
-    expect(page.locator(".branch-list tr.selected")).to_contain_text("o21")
-    expect(diagram_link(page, "o21")).to_be_attached()  # the diagram's leaf is the new HEAD
+    expect(page.locator(".branch-list tr.selected a").first).to_have_attribute("href", re.compile(r"leaf=o21$"))
+    # The diagram's selected node is the new leaf (a node on the branch shown links to its event).
+    expect(page.locator("#diagram svg g.node.selected a").first).to_have_attribute("data-anchor", "o21")
     # What the reader reads has not moved (the page above it grew: the browser kept it in place).
     assert page.evaluate("document.getElementById('event-a5').getBoundingClientRect().top") == reading
     assert_not_reloaded(page)
