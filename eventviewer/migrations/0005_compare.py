@@ -1,0 +1,56 @@
+"""What each tool result says its call did to the workspace's files (``Event.effect``:
+a recognised edit, or a command that may have changed files), filled in from the stored
+payloads of the conversations imported before; indexed for the edits and commands that
+ran on other branches than the one read."""
+
+import lz4.block
+import orjson
+from django.db import migrations, models
+
+CHUNK = 200  # events (and their payloads) in memory at once
+
+
+def fill_effects(apps, schema_editor):
+    """Each ObservationEvent's ``effect`` from its payload, CHUNK events at a time in
+    primary key order, writing only the events that have one."""
+    from eventviewer.trajectory.files import effect
+
+    Event = apps.get_model("eventviewer", "Event")
+    EventPayload = apps.get_model("eventviewer", "EventPayload")
+    results = EventPayload.objects.filter(event__kind="ObservationEvent").order_by("pk")
+    last = 0
+    while True:
+        chunk = list(results.filter(pk__gt=last).values_list("pk", "packed")[:CHUNK])
+        if not chunk:
+            return
+        changed = []
+        for pk, packed in chunk:
+            try:
+                data = orjson.loads(lz4.block.decompress(packed))
+            except orjson.JSONDecodeError:
+                continue
+            found = effect(data) if isinstance(data, dict) else ""
+            if found:
+                changed.append(Event(pk=pk, effect=found))
+        Event.objects.bulk_update(changed, ["effect"], batch_size=50)
+        last = chunk[-1][0]
+
+
+class Migration(migrations.Migration):
+
+    dependencies = [
+        ('eventviewer', '0003_kinds_usage_subagents'),
+    ]
+
+    operations = [
+        migrations.AddField(
+            model_name='event',
+            name='effect',
+            field=models.CharField(blank=True, max_length=10),
+        ),
+        migrations.AddIndex(
+            model_name='event',
+            index=models.Index(condition=models.Q(('effect', ''), _negated=True), fields=['conversation'], name='event_effect_idx'),
+        ),
+        migrations.RunPython(fill_effects, migrations.RunPython.noop),
+    ]
