@@ -95,3 +95,9 @@ def scope_url(context, scope, **params) -> str:
 @register.simple_tag
 def event_url(scope, event_id: str, leaf: str | None = None) -> str:
     return scope.event_url(event_id, leaf)
+
+
+@register.simple_tag
+def page_url(scope, page: str, **params) -> str:
+    """A page below the conversation's (or share link's): compare/, files/, export/ …"""
+    return scope.page_url(page, **params)

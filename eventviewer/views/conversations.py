@@ -100,6 +100,7 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
         context["rows"] = branch.build_rows(conversation, reading, turns, span, leaf)
         context["at"] = params["at"]
         context["branch_usage"] = conversation.usage_of(reading.path)
+        context["drift"] = conversation.workspace_drift(reading.path)
         context["timeline"] = mark_safe(  # built from escaped text only (trajectory.timeline)
             timeline_svg(
                 branch.timeline_marks(reading, turns),
