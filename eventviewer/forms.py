@@ -14,8 +14,8 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 class EventIdField(forms.CharField):
     """An SDK event id: any string up to 255 characters without control characters."""
 
-    def __init__(self, **kwargs):
-        super().__init__(max_length=255, required=False, strip=False, **kwargs)
+    def __init__(self, max_length: int = 255, **kwargs):
+        super().__init__(max_length=max_length, required=False, strip=False, **kwargs)
 
     def validate(self, value: str) -> None:
         super().validate(value)
@@ -123,3 +123,14 @@ class MultipleFileField(forms.FileField):
 
 class UploadForm(forms.Form):
     files = MultipleFileField(label="Files")
+
+
+class CompareForm(forms.Form):
+    """The two branches to compare, each named by its leaf: ``<event-id>`` in the
+    conversation at hand (empty: its HEAD) or ``<conversation-id>:<event-id>``; and
+    which page of the comparison."""
+
+    a = EventIdField(max_length=300)
+    b = EventIdField(max_length=300)
+    page = forms.IntegerField(min_value=1, required=False)
+
