@@ -134,3 +134,9 @@ class CompareForm(forms.Form):
     b = EventIdField(max_length=300)
     page = forms.IntegerField(min_value=1, required=False)
 
+
+class ExportForm(forms.Form):
+    FORMATS = ("events", "messages", "markdown")
+    leaf = EventIdField()
+    format = forms.ChoiceField(choices=[(f, f) for f in FORMATS])
+    view = forms.ChoiceField(choices=[("full", "full"), ("model", "model")], required=False)
