@@ -125,6 +125,13 @@ class UploadForm(forms.Form):
     files = MultipleFileField(label="Files")
 
 
+class FilesForm(forms.Form):
+    """A branch's Files tab: which branch, and which page of its edits."""
+
+    leaf = EventIdField()
+    page = forms.IntegerField(min_value=1, required=False)
+
+
 class CompareForm(forms.Form):
     """The two branches to compare, each named by its leaf: ``<event-id>`` in the
     conversation at hand (empty: its HEAD) or ``<conversation-id>:<event-id>``; and

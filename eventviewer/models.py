@@ -36,6 +36,7 @@ def event_path(event_id: str, leaf: str | None = None) -> str:
 
 
 PAYLOAD_CHUNK = 500  # payloads read per query
+DRIFT_LISTED = 20  # events that ran on other branches listed (and kept) per fork point; all are counted
 
 
 class HeadBranch(NamedTuple):
@@ -203,7 +204,7 @@ class Conversation(models.Model):
         return found
 
     def file_changes(self, path: Sequence[Light]) -> list[files.Change]:
-        """Every file change the results on ``path`` record, in order (see trajectory.files)."""
+        """Every file change the results among ``path`` record, in order (see trajectory.files)."""
         edits = [e for e in path if e.effect == files.EDIT]
         data = self.payloads(e.pk for e in edits)
         return [change for e in edits for change in files.changes(e.event_id, data.get(e.pk, {}))]
@@ -226,7 +227,7 @@ class Conversation(models.Model):
                 if parents is None:
                     parents = dict(self.events.filter(depth__isnull=False).values_list("pk", "parent_id"))
                     cache.set(f"parents:{version}", parents, settings.EVENTVIEWER_DIAGRAM_CACHE_SECONDS)
-                found = files.drift(path, ran, parents, {e.pk: e.timestamp for e in path})
+                found = files.drift(path, ran, parents, {e.pk: e.timestamp for e in path}, keep=DRIFT_LISTED)
             cache.set(key, found, settings.EVENTVIEWER_DIAGRAM_CACHE_SECONDS)
         return found
 

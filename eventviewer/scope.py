@@ -61,10 +61,10 @@ class Scope:
         query = urlencode({k: v for k, v in params.items() if v})
         return self.base + (f"?{query}" if query else "")
 
-    def page_url(self, page: str, **params: str | None) -> str:
+    def page_url(self, path: str, /, **params: str | None) -> str:
         """A page below the conversation's (``compare/``, ``files/``, ``export/``, ``export.zip``)."""
         query = urlencode({k: v for k, v in params.items() if v})
-        return self.base + page + (f"?{query}" if query else "")
+        return self.base + path + (f"?{query}" if query else "")
 
     def event_url(self, event_id: str, leaf: str | None = None) -> str:
         return self.base + event_path(event_id, leaf)

@@ -198,3 +198,15 @@ def test_event_text_in_a_comparison_and_its_diffs_stays_text(client, folder, ope
     assert "1 changed" in html
     assert "<script>alert(2)" not in html and "<img src=x" not in html and "<b>x</b>" not in html
     assert "&lt;script&gt;alert(2)&lt;/script&gt;" in html and "&lt;b&gt;x&lt;/b&gt;" in html
+
+
+def test_a_long_comparison_comes_a_page_at_a_time(client, branching, monkeypatch):
+    monkeypatch.setattr("eventviewer.views.compare.ROWS_PER_PAGE", 2)
+    url = f"/c/{branching.conversation_id}/compare/"
+    first = client.get(url, {"a": FIRST, "b": THIRD}).content.decode()
+    assert "page 1 of 3" in first and len(re.findall(r'class="compare-row ', first)) == 2
+    next_url = f"{url}?a={FIRST}&amp;b={THIRD}&amp;page=2"
+    assert f'href="{next_url}" hx-get="{next_url}"' in first
+    third = client.get(url, {"a": FIRST, "b": THIRD, "page": "3"}, headers={"HX-Request": "true"}).content.decode()
+    assert "<html" not in third and re.findall(r'class="compare-row row-(\w+)"', third) == ["changed"]
+    assert f'href="{url}?a={FIRST}&amp;b={THIRD}&amp;page=2"' in third

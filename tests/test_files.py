@@ -207,3 +207,24 @@ def test_conversations_imported_before_get_their_effects():
     migrate(("eventviewer", "0005_compare"))
     assert dict(Event.objects.values_list("event_id", "effect")) == {"e-call": "", "e": "edit", "t-call": "", "t": ""}
     assert EventPayload.objects.count() == 4
+
+
+def test_a_long_branch_shows_its_edits_a_page_at_a_time(client, forked, monkeypatch):
+    monkeypatch.setattr("eventviewer.views.files.EDITS_PER_PAGE", 1)
+    url = f"/c/{forked.conversation_id}/files/"
+    first = client.get(url).content.decode()
+    assert "Edits 1–1 of 2 on this branch" in first and "page 1 of 2" in first
+    assert re.findall(r'class="mono file-path">([^<]*)<', first) == ["/workspace/b.py"]
+    assert f'href="{url}?leaf=b-py-2&amp;page=2#files"' in first
+    second = client.get(url, {"leaf": "b-py-2", "page": "2"}).content.decode()
+    assert "Edits 2–2 of 2" in second and '<span class="diff-line diff-add">+x = 2</span>' in second
+    assert client.get(url, {"page": "3"}).status_code == 404
+    assert client.get(url, {"page": "0"}).status_code == 400
+
+
+def test_what_ran_elsewhere_is_listed_up_to_a_bound_and_counted_in_full(client, forked, monkeypatch):
+    monkeypatch.setattr("eventviewer.views.files.LABELLED", 1)
+    html = client.get(f"/c/{forked.conversation_id}/files/").content.decode()
+    drift = html[html.index('id="drift"') :]
+    assert "2 file edits and 1 command on other branches ran after this point" in drift
+    assert drift.count("<li>") == 1 and "<code>create /workspace/a.py</code>" in drift and "… and 2 more." in drift

@@ -202,10 +202,14 @@ def similar(x: Key, y: Key) -> float:
 
 def _likeness(x: _Features, y: _Features) -> float:
     """Of two unequal steps of one kind that share a tool: between 0 and 1 (excluded)."""
-    tools = len(x.labels & y.labels) / len(x.labels | y.labels)
-    union = len(x.words | y.words)
-    words = len(x.words & y.words) / union if union else 1.0
+    tools = _jaccard(x.labels, y.labels)
+    words = _jaccard(x.words, y.words) if x.words or y.words else 1.0
     return min(0.99, max(0.01, 0.5 * tools + 0.5 * words))
+
+
+def _jaccard(x: frozenset[str], y: frozenset[str]) -> float:
+    common = len(x & y) if len(x) <= len(y) else len(y & x)
+    return common / (len(x) + len(y) - common)
 
 
 def _gap(a: Sequence[Key], b: Sequence[Key], i1: int, i2: int, j1: int, j2: int, cache: dict) -> list[Pair]:

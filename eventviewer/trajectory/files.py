@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import cached_property
 from typing import Any, NamedTuple
 
 from .diff import Diff, added, unified
@@ -197,7 +198,7 @@ class Fork(NamedTuple):
     event_id: str
     edits: int
     commands: int
-    ran: list[Ran]
+    ran: list[Ran]  # in append order; the first ``keep`` of them when ``drift`` was asked to keep fewer
 
 
 @dataclass
@@ -205,29 +206,34 @@ class Drift:
     """Edits and commands that ran on other branches after the points where this one
     forked from them: the workspace may not match what this branch shows."""
 
-    at: dict[str, list[Ran]] = field(default_factory=dict)  # fork point (event id on the branch) -> what ran
+    forks: list[Fork] = field(default_factory=list)  # in path order
 
     @property
     def edits(self) -> int:
-        return sum(1 for found in self.at.values() for r in found if r.effect == EDIT)
+        return sum(f.edits for f in self.forks)
 
     @property
     def commands(self) -> int:
-        return sum(1 for found in self.at.values() for r in found if r.effect == COMMAND)
+        return sum(f.commands for f in self.forks)
 
-    @property
-    def forks(self) -> list[Fork]:
-        return [
-            Fork(f, sum(r.effect == EDIT for r in ran), sum(r.effect == COMMAND for r in ran), ran)
-            for f, ran in self.at.items()
-        ]
+    @cached_property
+    def _by_event(self) -> dict[str, Fork]:
+        return {fork.event_id: fork for fork in self.forks}
+
+    def fork_at(self, event_ids: Iterable[str]) -> Fork | None:
+        """The fork point among these events (a turn's), if one is."""
+        return next((self._by_event[e] for e in event_ids if e in self._by_event), None)
 
     def __bool__(self) -> bool:
-        return bool(self.at)
+        return bool(self.forks)
 
 
 def drift(
-    path: Sequence[Any], elsewhere: Iterable[Ran], parent_of: Mapping[int, int | None], timestamps: Mapping[int, str]
+    path: Sequence[Any],
+    elsewhere: Iterable[Ran],
+    parent_of: Mapping[int, int | None],
+    timestamps: Mapping[int, str],
+    keep: int | None = None,
 ) -> Drift:
     """What ran off ``path`` (root first, events with ``pk``, ``event_id``) after the point
     where it forked from the path, by timestamp.
@@ -236,7 +242,8 @@ def drift(
     ``parent_of``: every tree event's parent (by pk); ``timestamps``: the path's events'.
     An event's fork point is its deepest ancestor on the path; one in another tree (a
     second root) counts from the path's root. An event whose time or whose fork point's
-    time cannot be read counts: it may have run later."""
+    time cannot be read counts: it may have run later. Each fork lists the first ``keep``
+    events that ran after it (all of them by default) and counts them all."""
     on_path = {e.pk: e.event_id for e in path}
     if not on_path:
         return Drift()
@@ -257,7 +264,12 @@ def drift(
         if _later(ran.timestamp, timestamps.get(fork, "")):
             found.setdefault(fork, []).append(ran)
     order = {pk: i for i, pk in enumerate(on_path)}
-    return Drift({on_path[f]: found[f] for f in sorted(found, key=order.__getitem__)})
+    forks = []
+    for pk in sorted(found, key=order.__getitem__):
+        ran = found[pk]
+        edits = sum(1 for r in ran if r.effect == EDIT)
+        forks.append(Fork(on_path[pk], edits, len(ran) - edits, ran[:keep]))
+    return Drift(forks)
 
 
 def _later(timestamp: str, than: str) -> bool:

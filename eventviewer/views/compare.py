@@ -34,6 +34,7 @@ from eventviewer.views.share import _shared
 
 ROWS_PER_PAGE = 100  # rows of the comparison on one page (a folded run of steps alike is one)
 ALIKE_LISTED = 20  # steps named in a folded run of steps alike
+EDITS_SHOWN = 100  # edits of each side whose file changes the page shows (each side's Files tab has them all)
 
 
 @dataclass
@@ -73,8 +74,17 @@ class Side:
         return self.conversation.usage_of(self.tail)
 
     @cached_property
+    def edits(self) -> list[Light]:
+        return [e for e in self.tail if e.effect == files.EDIT]
+
+    @cached_property
     def files(self) -> list[files.FileHistory]:
-        return files.by_file(self.conversation.file_changes(self.tail))
+        """The files its first EDITS_SHOWN edits after the shared events changed."""
+        return files.by_file(self.conversation.file_changes(self.edits[:EDITS_SHOWN]))
+
+    @property
+    def more_edits(self) -> int:
+        return max(0, len(self.edits) - EDITS_SHOWN)
 
     def url(self, event_id: str) -> str:
         """An event on this branch."""
@@ -229,6 +239,7 @@ def compare_page(request: HttpRequest, scope: Scope) -> HttpResponse:
         "scope": scope,
         "a": a,
         "b": b,
+        "sides": (a, b),
         "shared": shared,
         "fork": a.reading.path[shared - 1] if shared else None,
         "lines": _lines(shown, a, b, data_a, data_b),

@@ -106,8 +106,7 @@ def _zip(files: Iterable[tuple[str, bytes]]) -> Iterator[bytes]:
     with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED) as archive:  # type: ignore[arg-type]
         for name, content in files:
             info = zipfile.ZipInfo(name, date_time=moment)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            archive.writestr(info, content)
+            archive.writestr(info, content, zipfile.ZIP_DEFLATED)
             yield sink.take()
     yield sink.take()
 

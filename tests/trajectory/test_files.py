@@ -202,6 +202,10 @@ def ran(pk: int, parent: int | None, effect: str = files.EDIT, timestamp: str = 
     return files.Ran(f"e{pk}", pk, parent, effect, timestamp)
 
 
+def listed(found: files.Drift) -> dict[str, list[str]]:
+    return {fork.event_id: [r.event_id for r in fork.ran] for fork in found.forks}
+
+
 # A tree: 1 -> 2 -> 3 -> 4 (the path read); 2 -> 5 -> 6 -> 7 and 3 -> 8 (other branches); 9 -> 10 (a second root).
 PARENTS = {1: None, 2: 1, 3: 2, 4: 3, 5: 2, 6: 5, 7: 6, 8: 3, 9: None, 10: 9}
 PATH = [P("e1", 1), P("e2", 2), P("e3", 3), P("e4", 4)]
@@ -211,22 +215,30 @@ TIMES = {1: "2026-01-01T00:00:00", 2: "2026-01-01T00:00:01", 3: "2026-01-01T00:0
 def test_what_ran_on_other_branches_is_listed_at_the_point_where_they_forked():
     elsewhere = [ran(3, 2), ran(6, 5), ran(7, 6, files.COMMAND), ran(8, 3)]
     found = files.drift(PATH, elsewhere, PARENTS, TIMES)
-    assert {fork: [r.event_id for r in rs] for fork, rs in found.at.items()} == {"e2": ["e6", "e7"], "e3": ["e8"]}
-    assert list(found.at) == ["e2", "e3"]  # path order
+    assert listed(found) == {"e2": ["e6", "e7"], "e3": ["e8"]}
+    assert [f.event_id for f in found.forks] == ["e2", "e3"]  # path order
+    assert [(f.edits, f.commands) for f in found.forks] == [(1, 1), (1, 0)]
     assert (found.edits, found.commands) == (2, 1)
+    assert found.fork_at(["e3", "e4"]).event_id == "e3" and found.fork_at(["e4"]) is None
+
+
+def test_a_fork_counts_all_that_ran_after_it_and_lists_as_many_as_asked():
+    elsewhere = [ran(5, 2), ran(6, 5, files.COMMAND), ran(7, 6)]
+    (fork,) = files.drift(PATH, elsewhere, PARENTS, TIMES, keep=1).forks
+    assert (fork.event_id, fork.edits, fork.commands, [r.event_id for r in fork.ran]) == ("e2", 2, 1, ["e5"])
 
 
 def test_only_what_ran_after_the_fork_point_counts():
     found = files.drift(
         PATH, [ran(6, 5, timestamp="2025-12-31T23:59:59"), ran(8, 3, timestamp="not a time")], PARENTS, TIMES
     )
-    assert {fork: [r.event_id for r in rs] for fork, rs in found.at.items()} == {"e3": ["e8"]}
+    assert listed(found) == {"e3": ["e8"]}
 
 
 def test_another_root_counts_from_the_branch_root_and_below_the_leaf_from_the_leaf():
     path = PATH[:3]  # the branch ends at 3: 4 and 8 are below it
     found = files.drift(path, [ran(10, 9), ran(4, 3), ran(8, 3, timestamp="2025-01-01T00:00:00")], PARENTS, TIMES)
-    assert {fork: [r.event_id for r in rs] for fork, rs in found.at.items()} == {"e1": ["e10"], "e3": ["e4"]}
+    assert listed(found) == {"e1": ["e10"], "e3": ["e4"]}
 
 
 def test_nothing_ran_elsewhere_is_no_drift():
