@@ -13,7 +13,7 @@ import pytest
 from eventviewer.imports.importer import import_paths
 from eventviewer.models import Conversation, ShareLink
 
-from .conftest import action, fixture_folder, message, observation
+from .conftest import action, ev, fixture_folder, message, observation
 
 pytestmark = pytest.mark.django_db
 
@@ -210,3 +210,26 @@ def test_a_long_comparison_comes_a_page_at_a_time(client, branching, monkeypatch
     third = client.get(url, {"a": FIRST, "b": THIRD, "page": "3"}, headers={"HX-Request": "true"}).content.decode()
     assert "<html" not in third and re.findall(r'class="compare-row row-(\w+)"', third) == ["changed"]
     assert f'href="{url}?a={FIRST}&amp;b={THIRD}&amp;page=2"' in third
+
+
+def test_two_calls_that_failed_differently_differ(client, folder, open_site):
+    def invalid(event_id: str, parent: str, call: str, error: str) -> list[dict]:
+        bad = action(f"{event_id}-call", parent, call, tool="nonexistent", response=f"r-{event_id}", action=None)
+        del bad["action"]
+        return [
+            bad,
+            ev(
+                event_id, "AgentErrorEvent", f"{event_id}-call", tool_name="nonexistent", tool_call_id=call, error=error
+            ),
+        ]
+
+    events = [
+        message("m1", None, "go"),
+        *invalid("e1", "m1", "c1", "Tool 'nonexistent' not found"),
+        *invalid("e2", "m1", "c2", "missing argument"),
+    ]
+    (conversation,) = [r.conversation for r in import_paths([(folder(events), "errors")])]
+    html = client.get(f"/c/{conversation.conversation_id}/compare/", {"a": "e1", "b": "e2"}).content.decode()
+    assert re.findall(r'class="compare-row row-(\w+)"', html) == ["changed"]
+    assert '<span class="diff-line diff-del">-Tool &#x27;nonexistent&#x27; not found</span>' in html
+    assert '<span class="diff-line diff-add">+missing argument</span>' in html

@@ -5,6 +5,7 @@ it ended, what it cost and which files it changed."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -134,7 +135,7 @@ class Line:
     diffs: list[tuple[str, Diff]] = field(default_factory=list)  # what differs between two aligned steps
 
 
-def _same_events(a: Side, b: Side):
+def _same_events(a: Side, b: Side) -> Callable[[Light, Light], bool]:
     """When an event of one side is the same as the other's: the same row in one
     conversation; across two, the same id or the same bytes."""
     if a.conversation.pk == b.conversation.pk:
@@ -149,7 +150,7 @@ def _fill(side: Side, start: int) -> dict[str, dict]:
     """The side's continuation from ``start``, its steps described from their JSON."""
     side.tail = list(side.reading.path[start:])
     side.steps = compare.steps(side.tail, side.reading.pairing.result_for)
-    wanted = [e for s in side.steps for e in s.events if e.kind in (kinds.ACTION, kinds.MESSAGE, *kinds.ACTION_RESULTS)]
+    wanted = [e for step in side.steps for e in step.events]
     payloads = side.conversation.payloads(e.pk for e in wanted)
     data = {e.event_id: payloads.get(e.pk, {}) for e in wanted}
     for step in side.steps:
@@ -202,10 +203,11 @@ def _picker(request: HttpRequest, scope: Scope, a: Side | None) -> HttpResponse:
     key = f"compare-diagram:{conversation.pk}:{conversation.updated_at.timestamp()}:{scope.base}:{a.ref if a else ''}"
     svg = cache.get(key)
     if svg is None:
-        if a is None:
-            link = lambda event_id: scope.page_url("compare/", a=event_id)  # noqa: E731
-        else:
-            link = lambda event_id: scope.page_url("compare/", a=a.ref, b=event_id)  # noqa: E731
+
+        def link(event_id: str) -> str:
+            """Clicking a leaf picks A, then B."""
+            return scope.page_url("compare/", **({"a": a.ref, "b": event_id} if a else {"a": event_id}))
+
         svg = diagram.diagram_svg(conversation.skeleton, path=path, problems={}, link=link)
         cache.set(key, svg, settings.EVENTVIEWER_DIAGRAM_CACHE_SECONDS)
     leaves = sorted((n for n in conversation.skeleton.get("nodes", []) if n["leaf"]), key=lambda n: -n["seq"])
