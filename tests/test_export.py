@@ -205,6 +205,7 @@ def test_the_markdown_review_is_markdown_in_which_event_text_stays_text(client, 
     ]
     assert "pending: a2 has no result on this branch" in text
     assert f"http://testserver/c/{conversation.conversation_id}/?leaf=a2" in text
+    assert f"([link](http://testserver/c/{conversation.conversation_id}/?leaf=a2&at=m1#event-m1))" in text
 
 
 def test_the_markdown_review_shortens_long_outputs(client, open_site, folder):
@@ -248,7 +249,8 @@ def test_a_share_link_exports_its_conversation_and_sub_agents_and_nothing_else(c
     archive = zipfile.ZipFile(io.BytesIO(body(client.get(f"{base}export.zip"))))
     assert f"{parent.conversation_id}/subagents/{child.conversation_id}/base_state.json" in archive.namelist()
     assert client.get(f"{base}export/", {"format": "events"}).status_code == 200
-    assert client.get(f"{base}sub/{child.conversation_id}/export/", {"format": "markdown"}).status_code == 200
+    review = body(client.get(f"{base}sub/{child.conversation_id}/export/", {"format": "markdown"})).decode()
+    assert f"(http://testserver{base}sub/{child.conversation_id}/?leaf=" in review and "/c/" not in review
     sub_zip = client.get(f"{base}sub/{child.conversation_id}/export.zip")
     assert f"{child.conversation_id}/base_state.json" in zipfile.ZipFile(io.BytesIO(body(sub_zip))).namelist()
     other = imported("simple")

@@ -228,3 +228,22 @@ def test_what_ran_elsewhere_is_listed_up_to_a_bound_and_counted_in_full(client, 
     drift = html[html.index('id="drift"') :]
     assert "2 file edits and 1 command on other branches ran after this point" in drift
     assert drift.count("<li>") == 1 and "<code>create /workspace/a.py</code>" in drift and "… and 2 more." in drift
+
+
+def test_the_listing_bound_spans_every_fork_point(client, folder, open_site, monkeypatch):
+    """Two fork points, one edit after each elsewhere: with room for one, the second is only counted."""
+    start = message("m1", None, "go")
+    start["timestamp"] = at(0)
+    events = [start, *terminal("ls1", "m1", "c1", "ls", 1), *terminal("ls2", "ls1", "c2", "ls", 2)]
+    events += editor("x", "ls1", "c3", "create", "/w/x.py", None, "x\n", 3)
+    events += editor("y", "ls2", "c4", "create", "/w/y.py", None, "y\n", 4)
+    again = message("m2", "ls2", "again")
+    again["timestamp"] = at(5)
+    (result,) = import_paths([(folder([*events, again], {"leaf_event_id": "m2"}), "two-forks")])
+    monkeypatch.setattr("eventviewer.views.files.LABELLED", 1)
+    html = client.get(f"/c/{result.conversation.conversation_id}/files/").content.decode()
+    first, second = (
+        html[html.index('id="drift-ls1"') : html.index('id="drift-ls2"')],
+        html[html.index('id="drift-ls2"') :],
+    )
+    assert "<code>create /w/x.py</code>" in first and "/w/y.py" not in second and "… and 1 more." in second

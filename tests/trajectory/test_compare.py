@@ -89,6 +89,7 @@ def test_the_common_prefix():
     assert compare.common_prefix([1, 2, 3, 4], [1, 2, 5], lambda x, y: x == y) == 2
     assert compare.common_prefix([], [1], lambda x, y: x == y) == 0
     assert compare.common_prefix([1, 2], [1, 2], lambda x, y: x == y) == 2
+    assert compare.common_prefix([1, 9, 3], [1, 2, 3], lambda x, y: x == y) == 1
 
 
 def test_a_step_is_a_response_with_its_results_and_side_events_are_left_out():

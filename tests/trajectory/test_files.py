@@ -51,6 +51,7 @@ def test_it_reads_what_a_command_writes(command, writes, effect):
 
 def test_without_a_working_directory_relative_paths_stay_as_written():
     assert [w.path for w in shell.read_command("echo x > out.txt; cd sub; rm y").writes] == ["out.txt", "y"]
+    assert [w.path for w in shell.read_command("cd /srv/app && rm y").writes] == ["/srv/app/y"]
 
 
 def terminal(command: str, working_dir: str = "/workspace", text: str = "") -> dict:
