@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields
 from datetime import datetime
 from typing import Any, NamedTuple
@@ -211,25 +211,38 @@ class Conversation(models.Model):
 
     def workspace_drift(self, path: Sequence[Light]) -> files.Drift:
         """The edits and commands that ran on other branches after ``path`` forked from
-        them (see ``files.drift``). Only an import changes it: kept per process until then."""
+        them (see ``files.drift``). Only an import changes it: kept per process until then,
+        with what it is made of (the conversation's edits and commands, every event's parent)."""
         if not path:
             return files.Drift()
         version = f"{self.pk}:{self.updated_at.timestamp()}"
         key = f"drift:{version}:{path[-1].pk}"
         found = cache.get(key)
         if found is None:
-            on_path = {e.pk for e in path}
-            columns = ("event_id", "pk", "parent_id", "effect", "timestamp")
-            ran = [files.Ran(*row) for row in self.events.exclude(effect="").values_list(*columns)]
+            ran = _cached(f"ran:{version}", self._ran)
             found = files.Drift()
+            on_path = {e.pk for e in path}
             if any(r.pk not in on_path for r in ran):
-                parents = cache.get(f"parents:{version}")
-                if parents is None:
-                    parents = dict(self.events.filter(depth__isnull=False).values_list("pk", "parent_id"))
-                    cache.set(f"parents:{version}", parents, settings.EVENTVIEWER_DIAGRAM_CACHE_SECONDS)
+                parents = _cached(f"parents:{version}", self._parents)
                 found = files.drift(path, ran, parents, {e.pk: e.timestamp for e in path}, keep=DRIFT_LISTED)
             cache.set(key, found, settings.EVENTVIEWER_DIAGRAM_CACHE_SECONDS)
         return found
+
+    def _ran(self) -> list[files.Ran]:
+        columns = ("event_id", "pk", "parent_id", "effect", "timestamp")
+        return [files.Ran(*row) for row in self.events.exclude(effect="").order_by("seq").values_list(*columns)]
+
+    def _parents(self) -> dict[int, int | None]:
+        return dict(self.events.filter(depth__isnull=False).values_list("pk", "parent_id"))
+
+
+def _cached(key: str, compute: Callable[[], Any]) -> Any:
+    """What ``compute`` returns, kept per process: for facts that change only with an import."""
+    found = cache.get(key)
+    if found is None:
+        found = compute()
+        cache.set(key, found, settings.EVENTVIEWER_DIAGRAM_CACHE_SECONDS)
+    return found
 
 
 # The Event columns that hold a Light's fields, in the Light's order.
@@ -323,10 +336,6 @@ class Event(models.Model):
             models.UniqueConstraint(fields=["conversation", "event_id"], name="event_id_per_conversation"),
             # Append order within a conversation (legacy parents, HEAD fallback).
             models.UniqueConstraint(fields=["conversation", "seq"], name="event_seq_per_conversation"),
-        ]
-        indexes = [
-            # The edits and commands of a conversation: what ran on other branches than the one read.
-            models.Index(fields=["conversation"], condition=~models.Q(effect=""), name="event_effect_idx"),
         ]
 
     def __str__(self) -> str:

@@ -1,7 +1,6 @@
 """What each tool result says its call did to the workspace's files (``Event.effect``:
 a recognised edit, or a command that may have changed files), filled in from the stored
-payloads of the conversations imported before; indexed for the edits and commands that
-ran on other branches than the one read."""
+payloads of the conversations imported before."""
 
 import lz4.block
 import orjson
@@ -47,10 +46,6 @@ class Migration(migrations.Migration):
             model_name='event',
             name='effect',
             field=models.CharField(blank=True, max_length=10),
-        ),
-        migrations.AddIndex(
-            model_name='event',
-            index=models.Index(condition=models.Q(('effect', ''), _negated=True), fields=['conversation'], name='event_effect_idx'),
         ),
         migrations.RunPython(fill_effects, migrations.RunPython.noop),
     ]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -27,6 +26,18 @@ GIT_READS = frozenset("status log diff show rev-parse ls-files blame describe sh
 _SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", "|&", ";;", "{", "}"})
 _WRITE_REDIRECTS = {">": "write", ">|": "write", "&>": "write", ">>": "append", "&>>": "append"}
 _HEREDOC = re.compile(r"<<(-?)[ \t]*(['\"]?)([A-Za-z_][A-Za-z0-9_.-]*)\2")
+# A token: blanks, an operator (a run of ; & | ( ) < >), or a word made of unquoted
+# characters, 'single-quoted' and "double-quoted" parts and \-escaped characters; any
+# other character is a quote left open.
+_TOKEN = re.compile(
+    r"""(?P<blank>\s+)|(?P<op>[;&|()<>]+)|(?P<word>(?:[^\s;&|()<>'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.)+)|(?P<bad>.)""",
+    re.DOTALL,
+)
+_SPECIAL = re.compile(r"""[;&|()<>'"\\]""")  # what makes a command more than plain words
+_QUOTES = re.compile(r"""['"\\]""")
+_QUOTED = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)""", re.DOTALL)
+_DOUBLE_ESCAPE = re.compile(r"""\\([$`"\\\n])""")  # what a backslash escapes inside double quotes
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")  # FOO=bar before a command
 _NOT_FILES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty")
 
 
@@ -54,24 +65,48 @@ def read_command(command: str, cwd: str = "") -> Shell:
     if len(command) > MAX_COMMAND_CHARS:
         shell.unknown = True
         return shell
-    text, bodies = _cut_heredocs(command.replace("\\\n", " "))
-    lexer = shlex.shlex(text.replace("\n", " ; "), posix=True, punctuation_chars=";&|()<>")
-    lexer.whitespace_split = True
-    lexer.commenters = ""
-    try:
-        tokens = list(lexer)
-    except ValueError:  # unbalanced quotes: not something to guess at
+    text = command.replace("\\\n", " ") if "\\\n" in command else command
+    text, bodies = _cut_heredocs(text) if "<<" in text else (text, {})
+    tokens = _tokens(text.replace("\n", " ; ") if "\n" in text else text)
+    if tokens is None:  # an unbalanced quote: not something to guess at
         shell.unknown = True
         return shell
     segment: list[str] = []
-    for token in [*tokens, ";"]:
-        if token in _SEPARATORS:
+    for token, operator in [*tokens, (";", True)]:
+        if (operator and token in _SEPARATORS) or (not operator and token in ("{", "}")):
             if segment:
                 _read_simple(segment, bodies, shell)
             segment = []
         else:
             segment.append(token)
     return shell
+
+
+def _tokens(text: str) -> list[tuple[str, bool]] | None:
+    """The words and operators of a command line, each word unquoted, as a POSIX shell
+    splits them (without expanding anything); None when a quote is left open."""
+    if not _SPECIAL.search(text):  # most commands: plain words
+        return [(word, False) for word in text.split()]
+    found: list[tuple[str, bool]] = []
+    for match in _TOKEN.finditer(text):
+        kind = match.lastgroup
+        if kind == "bad":
+            return None
+        if kind == "op":
+            found.append((match.group(), True))
+        elif kind == "word":
+            word = match.group()
+            found.append((_QUOTED.sub(_unquoted, word) if _QUOTES.search(word) else word, False))
+    return found
+
+
+def _unquoted(match: re.Match) -> str:
+    single, double, escaped = match.groups()
+    if single is not None:
+        return single
+    if double is not None:
+        return _DOUBLE_ESCAPE.sub(r"\1", double)
+    return escaped
 
 
 def _cut_heredocs(command: str) -> tuple[str, dict[str, str]]:
@@ -104,7 +139,9 @@ def _read_simple(words: list[str], bodies: Mapping[str, str], shell: Shell) -> N
     args: list[str] = []
     redirects: list[tuple[str, str]] = []
     stdin = None
-    i = 0
+    i = 0 if any(w and w[0] in "<>&" for w in words) else len(words)
+    if i:
+        args = list(words)  # no redirection: all of it is the command
     while i < len(words):
         word = words[i]
         target = words[i + 1] if i + 1 < len(words) else ""
@@ -122,7 +159,7 @@ def _read_simple(words: list[str], bodies: Mapping[str, str], shell: Shell) -> N
         else:
             args.append(word)
             i += 1
-    while args and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", args[0]):
+    while args and _ASSIGNMENT.match(args[0]):
         args.pop(0)  # FOO=bar cmd
     while args and args[0] in ("sudo", "command", "time", "nohup", "exec", "builtin"):
         args.pop(0)
