@@ -134,8 +134,8 @@ class FilesForm(forms.Form):
 
 class CompareForm(forms.Form):
     """The two branches to compare, each named by its leaf: ``<event-id>`` in the
-    conversation at hand (empty: its HEAD) or ``<conversation-id>:<event-id>``; and
-    which page of the comparison."""
+    conversation at hand or ``<conversation-id>:<event-id>`` (one missing: pick it in the
+    diagram); and which page of the comparison."""
 
     a = EventIdField(max_length=300)
     b = EventIdField(max_length=300)
