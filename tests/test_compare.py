@@ -77,6 +77,10 @@ def test_the_branch_list_opens_compare_with_head(client, branching):
         assert f'href="/c/{branching.conversation_id}/compare/?a={leaf}&amp;b={SECOND}"' in html
     assert f"compare/?a={SECOND}&amp;b={SECOND}" not in html
     assert f'href="/c/{branching.conversation_id}/compare/?a={SECOND}"' in html  # "Compare with…"
+    # On another branch, its own row leaves comparing with HEAD to the branch bar.
+    html = client.get(branching.get_absolute_url(), {"leaf": FIRST}).content.decode()
+    assert html.count(f'href="/c/{branching.conversation_id}/compare/?a={FIRST}&amp;b={SECOND}"') == 1
+    assert f'href="/c/{branching.conversation_id}/compare/?a={THIRD}&amp;b={SECOND}"' in html
 
 
 def test_the_diagram_picks_two_leaves(client, branching):
