@@ -14,8 +14,8 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 class EventIdField(forms.CharField):
     """An SDK event id: any string up to 255 characters without control characters."""
 
-    def __init__(self, **kwargs):
-        super().__init__(max_length=255, required=False, strip=False, **kwargs)
+    def __init__(self, max_length: int = 255, **kwargs):
+        super().__init__(max_length=max_length, required=False, strip=False, **kwargs)
 
     def validate(self, value: str) -> None:
         super().validate(value)
@@ -147,3 +147,27 @@ class MultipleFileField(forms.FileField):
 
 class UploadForm(forms.Form):
     files = MultipleFileField(label="Files")
+
+
+class FilesForm(forms.Form):
+    """A branch's Files tab: which branch, and which page of its edits."""
+
+    leaf = EventIdField()
+    page = forms.IntegerField(min_value=1, required=False)
+
+
+class CompareForm(forms.Form):
+    """The two branches to compare, each named by its leaf: ``<event-id>`` in the
+    conversation at hand or ``<conversation-id>:<event-id>`` (one missing: pick it in the
+    diagram); and which page of the comparison."""
+
+    a = EventIdField(max_length=300)
+    b = EventIdField(max_length=300)
+    page = forms.IntegerField(min_value=1, required=False)
+
+
+class ExportForm(forms.Form):
+    FORMATS = ("events", "messages", "markdown")
+    leaf = EventIdField()
+    format = forms.ChoiceField(choices=[(f, f) for f in FORMATS])
+    view = forms.ChoiceField(choices=[("full", "full"), ("model", "model")], required=False)

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields
 from datetime import datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 from urllib.parse import quote, urlencode
 
 import lz4.block
@@ -14,7 +15,7 @@ from django.db import connection, models
 from django.urls import reverse
 from django.utils import timezone
 
-from eventviewer.trajectory import kinds
+from eventviewer.trajectory import files, kinds
 from eventviewer.trajectory.events import SUMMARY_LENGTH, Light, one_line
 from eventviewer.trajectory.pairing import Pairing, referenced_actions
 from eventviewer.trajectory.reading import Reading, read
@@ -32,6 +33,10 @@ def event_path(event_id: str, leaf: str | None = None) -> str:
     if leaf:
         query["leaf"] = leaf
     return path + (f"?{urlencode(query)}" if query else "")
+
+
+PAYLOAD_CHUNK = 500  # payloads read per query
+DRIFT_LISTED = 20  # events that ran on other branches listed (and kept) per fork point; all are counted
 
 
 class HeadBranch(NamedTuple):
@@ -245,6 +250,56 @@ class Conversation(models.Model):
         rows = EventPayload.objects.filter(pk__in=pks).values_list("event__event_id", "packed")
         return {event_id: Condensed.of(orjson.loads(unpack(packed))) for event_id, packed in rows}
 
+    def payloads(self, pks: Iterable[int]) -> dict[int, Any]:
+        """These events' JSON by pk, read a few hundred at a time."""
+        pks = list(pks)
+        found: dict[int, Any] = {}
+        for start in range(0, len(pks), PAYLOAD_CHUNK):
+            chunk = EventPayload.objects.filter(pk__in=pks[start : start + PAYLOAD_CHUNK])
+            found.update((pk, orjson.loads(unpack(packed))) for pk, packed in chunk.values_list("pk", "packed"))
+        return found
+
+    def file_changes(self, path: Sequence[Light]) -> list[files.Change]:
+        """Every file change the results among ``path`` record, in order (see trajectory.files)."""
+        edits = [e for e in path if e.effect == files.EDIT]
+        data = self.payloads(e.pk for e in edits)
+        return [change for e in edits for change in files.changes(e.event_id, data.get(e.pk, {}))]
+
+    def workspace_drift(self, path: Sequence[Light]) -> files.Drift:
+        """The edits and commands that ran on other branches after ``path`` forked from
+        them (see ``files.drift``). Only an import changes it: kept per process until then,
+        with what it is made of (the conversation's edits and commands, every event's parent)."""
+        if not path:
+            return files.Drift()
+        version = f"{self.pk}:{self.updated_at.timestamp()}"
+        key = f"drift:{version}:{path[-1].pk}"
+        found = cache.get(key)
+        if found is None:
+            ran = _cached(f"ran:{version}", self._ran)
+            found = files.Drift()
+            on_path = {e.pk for e in path}
+            if any(r.pk not in on_path for r in ran):
+                parents = _cached(f"parents:{version}", self._parents)
+                found = files.drift(path, ran, parents, {e.pk: e.timestamp for e in path}, keep=DRIFT_LISTED)
+            cache.set(key, found, settings.EVENTVIEWER_DIAGRAM_CACHE_SECONDS)
+        return found
+
+    def _ran(self) -> list[files.Ran]:
+        columns = ("event_id", "pk", "parent_id", "effect", "timestamp")
+        return [files.Ran(*row) for row in self.events.exclude(effect="").order_by("seq").values_list(*columns)]
+
+    def _parents(self) -> dict[int, int | None]:
+        return dict(self.events.filter(depth__isnull=False).values_list("pk", "parent_id"))
+
+
+def _cached(key: str, compute: Callable[[], Any]) -> Any:
+    """What ``compute`` returns, kept per process: for facts that change only with an import."""
+    found = cache.get(key)
+    if found is None:
+        found = compute()
+        cache.set(key, found, settings.EVENTVIEWER_DIAGRAM_CACHE_SECONDS)
+    return found
+
 
 # The Event columns that hold a Light's fields, in the Light's order.
 LIGHT_COLUMNS = tuple({"pk": "id", "parent_pk": "parent_id"}.get(name, name) for name in Light._fields)
@@ -326,6 +381,7 @@ class Event(models.Model):
     summary = models.CharField(max_length=300, blank=True)  # the start of its text; made one line where shown
     failure = models.CharField(max_length=20, blank=True)  # a failure it records about itself (kinds.*_FAILURE)
     thinking = models.BooleanField(default=False)  # an action with thinking blocks
+    effect = models.CharField(max_length=10, blank=True)  # a result's call changed files (files.EDIT, files.COMMAND)
     digest = models.CharField(max_length=32)  # of the original bytes: re-imports compare it
 
     objects = EventQuerySet.as_manager()

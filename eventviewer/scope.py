@@ -65,6 +65,11 @@ class Scope:
         """An event on the branch ending at ``leaf``, focused: the link a card and the diagram give."""
         return self.url(leaf=leaf, at=event_id) + "#event-" + quote(event_id, safe="")
 
+    def page_url(self, path: str, /, **params: str | None) -> str:
+        """A page below the conversation's (``compare/``, ``files/``, ``export/``, ``export.zip``)."""
+        query = urlencode({k: v for k, v in params.items() if v})
+        return self.base + path + (f"?{query}" if query else "")
+
     def event_url(self, event_id: str, leaf: str | None = None) -> str:
         return self.base + event_path(event_id, leaf)
 

@@ -538,7 +538,8 @@ def test_the_diagram_panel_has_a_hint_a_folded_legend_and_a_large_view(site, imp
 def test_problems_name_their_tool_and_link_the_events_in_their_reasons(site, db):
     conversation = _import_demo("problems")
     html = site.get(conversation.get_absolute_url()).content.decode()
-    problems = html[html.index('<details class="problems">') : html.index("</details>", html.index("problems"))]
+    start = html.index('<details class="problems">')
+    problems = html[start : html.index("</details>", start)]
     assert problems.count("<li>") == 5
     assert "terminal" in problems
     assert "second result for action <a " in problems  # the id is a link, shortened

@@ -115,3 +115,15 @@ def scope_url(context, scope, **params) -> str:
 @register.simple_tag
 def event_url(scope, event_id: str, leaf: str | None = None) -> str:
     return scope.event_url(event_id, leaf)
+
+
+@register.simple_tag
+def page_url(scope, path: str, **params) -> str:
+    """A page below the conversation's (or share link's): compare/, files/, export/ …"""
+    return scope.page_url(path, **params)
+
+
+@register.filter
+def fork_at(drift, row):
+    """The point in a turn where other branches forked off after which edits or commands ran there."""
+    return drift.fork_at(row.turn.event_ids) if drift else None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
@@ -120,13 +121,13 @@ def cut_text(text: str, limit: int) -> tuple[str, bool]:
     return (text, False) if len(text) <= limit else (text[:limit] + " …", True)
 
 
-def mapping(data: dict[str, Any], key: str) -> dict[str, Any]:
+def mapping(data: Mapping[str, Any], key: str) -> dict[str, Any]:
     """``data[key]`` when it is an object, else an empty one: event JSON is untrusted."""
     value = data.get(key)
     return value if isinstance(value, dict) else {}
 
 
-def items(data: dict[str, Any], key: str) -> list[Any]:
+def items(data: Mapping[str, Any], key: str) -> list[Any]:
     """``data[key]`` when it is an array, else an empty one."""
     value = data.get(key)
     return value if isinstance(value, list) else []

@@ -47,6 +47,7 @@ class Light(NamedTuple):
     summary: str = ""  # the start of its text
     failure: str = ""  # a failure it records about itself (kinds.*_FAILURE), or ""
     thinking: bool = False  # an action with thinking blocks (it opens a tool loop in the model's view)
+    effect: str = ""  # what running its call may have done to the workspace (files.EDIT, files.COMMAND) or ""
     # Where it is stored:
     pk: int = 0
     seq: int = 0  # append position in the conversation's log
@@ -103,6 +104,7 @@ def describe(data: Any) -> Light:
         _stored_summary(kind_rules.summarize(data)),
         kind_rules.failure(data),
         kind == kinds.ACTION and bool(thinking),
+        kind_rules.effect(data),
     )
 
 

@@ -113,6 +113,7 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
         context["at"] = params["at"]
         context["branch_usage"] = conversation.usage_of(reading.path)
         context["failures"], context["first_failure"] = branch_turns.failure_summary(conversation, reading, turns)
+        context["drift"] = conversation.workspace_drift(reading.path)
         context["timeline"] = mark_safe(  # built from escaped text only (trajectory.timeline)
             timeline_svg(
                 branch_turns.timeline_marks(reading, turns),

@@ -43,6 +43,7 @@ class Ev:
     seq: int = 0
     failure: str = ""
     thinking: bool = False
+    effect: str = ""
 
 
 @dataclass
@@ -89,6 +90,7 @@ def event_from(data: dict, seq: int = 0) -> Ev:
         seq=seq,
         failure=light.failure,
         thinking=light.thinking,
+        effect=light.effect,
     )
 
 

@@ -107,6 +107,7 @@ def test_an_action_is_read_whole():
         "summary": "Look first.",
         "failure": "",
         "thinking": False,
+        "effect": "",
         "pk": 0,
         "seq": 0,
         "parent_pk": None,

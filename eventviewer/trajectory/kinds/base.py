@@ -1,11 +1,11 @@
 """The registry of event kinds: everything eventviewer knows about one kind in one place.
 
 A ``Kind`` says how an event of that kind is summarised (the list and diagram line),
-which failure it records, how a branch ending on it ends (its outcome), which role it
-takes in the model's messages, whether it is a side event, and how its card is built
-and templated. Each kind lives in its own module of this package with its template in
-``templates/kinds/``; a kind eventviewer does not know gets ``UNKNOWN``'s folded
-generic card.
+which failure it records, what it says a call did to the workspace's files, how a
+branch ending on it ends (its outcome), which role it takes in the model's messages,
+whether it is a side event, and how its card is built and templated. Each kind lives
+in its own module of this package with its template in ``templates/kinds/``; a kind
+eventviewer does not know gets ``UNKNOWN``'s folded generic card.
 """
 
 from __future__ import annotations
@@ -59,6 +59,10 @@ def _no_failure(data: dict[str, Any]) -> str:
     return ""
 
 
+def _no_effect(data: dict[str, Any]) -> str:
+    return ""
+
+
 def _open(event: Light) -> str:
     return "open"
 
@@ -71,6 +75,7 @@ class Kind:
     card: Callable[[dict[str, Any], bool], Card]  # (the event's JSON, full?) -> its card, before bounding
     summarize: Callable[[dict[str, Any]], str] = _no_summary  # the line for lists and the diagram
     failure: Callable[[dict[str, Any]], str] = _no_failure  # "" or one of the *_FAILURE codes
+    effect: Callable[[dict[str, Any]], str] = _no_effect  # what its call did to the workspace (see files.effect)
     outcome: Callable[[Light], str] = _open  # how a branch ending here ends (if the event is no error)
     role: str | None = None  # its role in the model's messages; None: the model never sees it
     side: bool = False  # as a dead-end leaf beside other events it is a side event, not a branch

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import files
 from ..cards import Card, command_of, images, output, text_of, texts
 from .base import (
     EXIT_CODE_FAILURE,
@@ -78,6 +79,7 @@ register(
         card,
         summarize=summarize,
         failure=failure,
+        effect=files.effect,
         outcome=outcome,
         role="tool",
     )

@@ -1,0 +1,205 @@
+"""A branch written out for use elsewhere: as the model's messages in the OpenAI chat
+format, and as a Markdown review document.
+
+Both are built from the events' JSON, a message or a turn at a time, so a caller can
+stream them. In the Markdown, everything that comes from an event is either inside a
+code block (whose fence is longer than any run of backticks in it) or escaped, so no
+event text becomes markup there.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from . import kinds
+from .cards import mapping, texts
+from .compare import output
+from .events import Light, one_line
+from .projection import Message, Turn
+
+OUTPUT_LINES = 30  # lines of a tool's output in the review document
+OUTPUT_CHARS = 3_000
+TEXT_CHARS = 20_000  # a message or thought in the review document
+ARGUMENT_CHARS = 3_000
+_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+
+
+def chat_message(message: Message, events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One message of what the model is sent (see ``projection.to_messages``), in the
+    OpenAI chat format, from the JSON of its events (in its order)."""
+    role = message.role
+    if message.kind == kinds.ACTION:
+        first = events[0] if events else {}
+        body: dict[str, Any] = {"role": "assistant", "content": texts(first.get("thought")) or None}
+        body["tool_calls"] = [_tool_call(e) for e in events]
+        return body
+    if role == "tool":
+        event = events[0] if events else {}
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": _result_text(event)}
+    parts: list[dict[str, Any]] = []
+    for event in events:
+        parts.extend(_content_parts(event))
+    if len(parts) == 1 and parts[0]["type"] == "text":
+        return {"role": role, "content": parts[0]["text"]}
+    return {"role": role, "content": parts}
+
+
+def _tool_call(event: Mapping[str, Any]) -> dict[str, Any]:
+    call = mapping(event, "tool_call")
+    arguments = call.get("arguments")
+    if not isinstance(arguments, str):
+        arguments = json.dumps(arguments if arguments is not None else event.get("action") or {})
+    return {
+        "id": _string(call.get("id")) or _string(event.get("tool_call_id")),
+        "type": "function",
+        "function": {"name": _string(call.get("name")) or _string(event.get("tool_name")), "arguments": arguments},
+    }
+
+
+def _result_text(event: Mapping[str, Any]) -> str:
+    if event.get("kind") == kinds.USER_REJECT:
+        return f"Action rejected: {_string(event.get('rejection_reason')) or 'rejected'}"
+    return output(event)
+
+
+def _content_parts(event: Mapping[str, Any]) -> list[dict[str, Any]]:
+    kind = event.get("kind")
+    if kind == kinds.SYSTEM_PROMPT:
+        prompt = event.get("system_prompt")
+        text = prompt.get("text") if isinstance(prompt, dict) else prompt
+        return [{"type": "text", "text": _string(text)}]
+    if kind == kinds.CONDENSATION_SUMMARY:
+        return [{"type": "text", "text": _string(event.get("summary"))}]
+    message = mapping(event, "llm_message")
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    parts: list[dict[str, Any]] = []
+    for item in content if isinstance(content, list) else []:
+        if not isinstance(item, dict):
+            continue
+        if isinstance(item.get("text"), str):
+            parts.append({"type": "text", "text": item["text"]})
+        elif item.get("type") == "image" and isinstance(item.get("image_urls"), list):
+            parts.extend({"type": "image_url", "image_url": {"url": url}} for url in item["image_urls"] if url)
+    return parts or [{"type": "text", "text": ""}]
+
+
+def _string(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+# --- Markdown ------------------------------------------------------------------------------
+
+
+def escape(text: str) -> str:
+    """Text as Markdown shows it: every ASCII punctuation mark escaped, on one line."""
+    return _PUNCTUATION.sub(r"\\\1", one_line(text, 10_000))
+
+
+def code(text: str, info: str = "text") -> str:
+    """A fenced code block holding ``text`` exactly, whatever backticks it holds."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text}{'' if text.endswith(chr(10)) or not text else chr(10)}{fence}\n"
+
+
+def shortened(text: str, lines: int = OUTPUT_LINES, chars: int = OUTPUT_CHARS) -> str:
+    """The start of a long text, saying how much was left out."""
+    kept = text.splitlines()
+    head = "\n".join(kept[:lines])[:chars]
+    if len(kept) > lines or len("\n".join(kept)) > len(head):
+        rest = len(kept) - head.count("\n") - 1
+        head += f"\n… ({rest:,} more line{'s' if rest != 1 else ''} in the conversation)"
+    return head
+
+
+def event_section(event: Light, data: Mapping[str, Any], link: str, result: Mapping[str, Any] | None = None) -> str:
+    """One event of a turn as Markdown: what it says, and (for a tool call) its result."""
+    kind = event.kind
+    out: list[str] = []
+    if kind == kinds.ACTION:
+        action = data.get("action") if isinstance(data.get("action"), dict) else None
+        command = action.get("command") if action else None
+        out.append(f"- **{escape(event.tool_name or 'tool call')}** ([event]({link}))\n")
+        if action is None:
+            out.append("  *invalid call: no action could be made of it*\n")
+        if isinstance(command, str):
+            path = action.get("path") if action else None
+            out.append(_indent(code(f"$ {command}" + (f" {path}" if isinstance(path, str) else ""), "sh")))
+        else:
+            arguments = _tool_arguments(data)
+            if arguments:
+                out.append(_indent(code(shortened(arguments, 40, ARGUMENT_CHARS), "json")))
+        if result is not None:
+            out.append(_indent(_result(result)))
+        return "".join(out)
+    if kind in (kinds.MESSAGE, kinds.SYSTEM_PROMPT):
+        text = "\n\n".join(p["text"] for p in _content_parts(data) if p["type"] == "text")
+        # The system prompt is the same long text in every run: its start says which.
+        return code(shortened(text) if kind == kinds.SYSTEM_PROMPT else shortened(text, 400, TEXT_CHARS), "markdown")
+    if kind in kinds.ACTION_RESULTS or kind == kinds.AGENT_ERROR:
+        return _result(data)
+    summary = kinds.kind_of(kind).summarize(dict(data))
+    return f"*{escape(kinds.kind_of(kind).label)}*" + (f": {escape(summary)}" if summary else "") + "\n"
+
+
+def _result(data: Mapping[str, Any]) -> str:
+    kind = data.get("kind")
+    observation = mapping(data, "observation")
+    facts = []
+    code_ = observation.get("exit_code")
+    if isinstance(code_, int) and not isinstance(code_, bool) and code_ != -1:
+        facts.append(f"exit code {code_}")
+    if observation.get("is_error") is True:
+        facts.append("the tool reported an error")
+    label = {kinds.USER_REJECT: "Rejected", kinds.AGENT_ERROR: "Error"}.get(str(kind), "Output")
+    head = f"{label}" + (f" ({escape(', '.join(facts))})" if facts else "") + ":\n"
+    return head + code(shortened(_result_text(data)))
+
+
+def _tool_arguments(data: Mapping[str, Any]) -> str:
+    call = mapping(data, "tool_call")
+    arguments = call.get("arguments")
+    if isinstance(arguments, str):
+        try:
+            return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
+        except (ValueError, RecursionError):
+            return arguments
+    return json.dumps(arguments, indent=2, ensure_ascii=False) if arguments is not None else ""
+
+
+def _indent(block: str) -> str:
+    return "".join(f"  {line}" if line.strip() else line for line in block.splitlines(keepends=True))
+
+
+def review_turn(
+    number: int,
+    turn: Turn,
+    data: Mapping[str, Mapping[str, Any]],
+    result_for: Mapping[str, str],
+    link: Callable[[str], str],
+) -> str:
+    """One turn of the review document: a heading, then its events; a tool call with its
+    result (``result_for``: action id -> result id, whose JSON is in ``data`` too)."""
+    first = turn.events[0]
+    if turn.is_batch:
+        calls = len(turn.events)
+        heading = f"Assistant · {calls} tool call{'s' if calls != 1 else ''}"
+    elif first.kind == kinds.MESSAGE:
+        heading = (first.role or first.source or "message").capitalize()
+    else:
+        heading = kinds.kind_of(first.kind).label
+    out = [f"### {number}\\. {escape(heading)} ([link]({link(first.event_id)}))\n\n"]
+    if turn.is_batch:
+        thought = texts(data.get(first.event_id, {}).get("thought"))
+        if thought:
+            out.append(code(shortened(thought, 400, TEXT_CHARS), "markdown") + "\n")
+        for event in turn.events:
+            result = data.get(result_for.get(event.event_id, ""))
+            out.append(event_section(event, data.get(event.event_id, {}), link(event.event_id), result))
+        return "".join(out) + "\n"
+    return "".join(out) + event_section(first, data.get(first.event_id, {}), link(first.event_id)) + "\n"

@@ -1,0 +1,289 @@
+"""Downloads: a whole conversation as the SDK's folder (zipped), and one branch as its
+events, as the model's messages, or as a Markdown review document.
+
+Everything streams: events are read a few hundred at a time, in order, and written out
+as they come, so a long branch or a big conversation never sits in memory whole."""
+
+from __future__ import annotations
+
+import re
+import uuid
+import zipfile
+from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime
+
+import orjson
+from django.core.exceptions import BadRequest
+from django.db.models import Q
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.utils.http import content_disposition_header
+from django.views.decorators.http import require_GET
+
+from eventviewer.forms import ExportForm
+from eventviewer.lookups import get_conversation, get_leaf, valid
+from eventviewer.models import PAYLOAD_CHUNK, Conversation, EventPayload, unpack
+from eventviewer.scope import MAX_NESTING, Scope
+from eventviewer.trajectory import export, kinds
+from eventviewer.trajectory.events import Light, one_line
+from eventviewer.trajectory.reading import Reading
+from eventviewer.trajectory.view import SUMMARY_SUFFIX
+from eventviewer.views.share import shared_view
+from eventviewer.views.turns import MODEL
+
+
+def stored_base_state(conversation: Conversation) -> str:
+    """The conversation's base_state.json as imported ("" when it had none). The one
+    place exports read it: where it is stored may change."""
+    return conversation.base_state
+
+
+def _download(chunks: Iterable[bytes], filename: str, content_type: str) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(chunks, content_type=content_type)
+    response["Content-Disposition"] = content_disposition_header(True, filename)
+    return response
+
+
+def _name(text: str) -> str:
+    """A file-name-safe rendering of an id."""
+    return re.sub(r"[^A-Za-z0-9_-]", "", text)[:36] or "event"
+
+
+# --- the conversation as the SDK keeps it ------------------------------------------------------
+
+
+class _Sink:
+    """A write-only file whose content a generator takes away as it grows: zipfile
+    writes into it, the response streams out of it."""
+
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+
+    def write(self, data: bytes) -> int:
+        self.chunks.append(bytes(data))
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def take(self) -> bytes:
+        out = b"".join(self.chunks)
+        self.chunks.clear()
+        return out
+
+
+def sdk_files(conversation: Conversation, folder: str, depth: int = 0) -> Iterator[tuple[str, bytes]]:
+    """The conversation's folder as the SDK writes it, file by file: ``base_state.json``,
+    ``events/event-NNNNN-<id>.json`` with each event's bytes as imported, and each
+    sub-agent's folder under ``subagents/<id>/``."""
+    state = stored_base_state(conversation)
+    if not state:  # imported from a JSON or JSONL file: no state to give back but the id and HEAD
+        minimal = {"id": str(uuid.UUID(conversation.conversation_id))}
+        head = conversation.skeleton.get("head")
+        if head:
+            minimal["leaf_event_id"] = head
+        state = orjson.dumps(minimal).decode()
+    yield f"{folder}/base_state.json", state.encode()
+    last = -1
+    while True:
+        rows = list(
+            conversation.events.filter(seq__gt=last)
+            .order_by("seq")
+            .values_list("seq", "event_id", "payload__packed")[:PAYLOAD_CHUNK]
+        )
+        if not rows:
+            break
+        for seq, event_id, packed in rows:
+            yield f"{folder}/events/event-{seq:05d}-{event_id}.json", unpack(packed)
+        last = rows[-1][0]
+    if depth < MAX_NESTING:
+        for child in conversation.subagents.order_by("conversation_id"):
+            yield from sdk_files(child, f"{folder}/subagents/{child.conversation_id}", depth + 1)
+
+
+def _zip(files: Iterable[tuple[str, bytes]]) -> Iterator[bytes]:
+    sink = _Sink()
+    moment = datetime.now().timetuple()[:6]
+    with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED) as archive:  # type: ignore[arg-type]
+        for name, content in files:
+            info = zipfile.ZipInfo(name, date_time=moment)
+            archive.writestr(info, content, zipfile.ZIP_DEFLATED)
+            yield sink.take()
+    yield sink.take()
+
+
+def _unwritable_id(conversation: Conversation, depth: int = 0) -> str | None:
+    """An event id that cannot be a file name (it holds a slash), here or in a sub-agent."""
+    found = conversation.events.filter(Q(event_id__contains="/") | Q(event_id__contains="\\"))
+    event_id = found.values_list("event_id", flat=True).first()
+    if event_id is not None or depth >= MAX_NESTING:
+        return event_id
+    for child in conversation.subagents.all():
+        if (event_id := _unwritable_id(child, depth + 1)) is not None:
+            return event_id
+    return None
+
+
+def conversation_zip(request: HttpRequest, scope: Scope) -> HttpResponse:
+    conversation = scope.conversation
+    bad = _unwritable_id(conversation)
+    if bad is not None:
+        raise BadRequest(
+            f"Event {bad!r} has an id that cannot be a file name, so this conversation cannot be written as "
+            "the SDK's folder; export its branches as JSON events instead."
+        )
+    folder = conversation.conversation_id
+    return _download(_zip(sdk_files(conversation, folder)), f"{folder}.zip", "application/zip")
+
+
+@require_GET
+def export_zip(request: HttpRequest, conversation_id: str) -> HttpResponse:
+    return conversation_zip(request, Scope(get_conversation(conversation_id)))
+
+
+# --- one branch ---------------------------------------------------------------------------------
+
+
+def _payloads(conversation: Conversation, events: list[Light]) -> Iterator[tuple[Light, bytes]]:
+    """The events with their stored bytes, in their order, a chunk at a time."""
+    for start in range(0, len(events), PAYLOAD_CHUNK):
+        chunk = events[start : start + PAYLOAD_CHUNK]
+        packed = dict(EventPayload.objects.filter(pk__in=[e.pk for e in chunk]).values_list("pk", "packed"))
+        for event in chunk:
+            yield event, unpack(packed[event.pk])
+
+
+def _events_json(conversation: Conversation, reading: Reading) -> Iterator[bytes]:
+    yield b"["
+    for i, (_, raw) in enumerate(_payloads(conversation, list(reading.path))):
+        yield (b",\n" if i else b"\n") + raw
+    yield b"\n]\n"
+
+
+def _messages_json(conversation: Conversation, reading: Reading, view: str) -> Iterator[bytes]:
+    if view == MODEL:
+        events, messages = reading.view.events, reading.view.messages
+    else:
+        events, messages = list(reading.path), reading.messages
+    by_id = {e.event_id: e for e in events}
+    condensation = {e.event_id: e for e in reading.path if e.kind == kinds.CONDENSATION}
+    yield b"["
+    for start in range(0, len(messages), PAYLOAD_CHUNK // 4):
+        chunk = messages[start : start + PAYLOAD_CHUNK // 4]
+        ids = [i for m in chunk for i in m.event_ids]
+        pks = {by_id[i].pk for i in ids if by_id[i].pk} | {
+            condensation[i.removesuffix(SUMMARY_SUFFIX)].pk for i in ids if i.endswith(SUMMARY_SUFFIX)
+        }
+        data = conversation.payloads(pks)
+        for i, message in enumerate(chunk):
+            bodies = [_event_data(by_id[eid], data, condensation) for eid in message.event_ids]
+            separator = b",\n" if start + i else b"\n"
+            yield separator + orjson.dumps(export.chat_message(message, bodies))
+    yield b"\n]\n"
+
+
+def _event_data(event: Light, data: dict, condensation: dict[str, Light]) -> dict:
+    if event.kind == kinds.CONDENSATION_SUMMARY:  # the user message a condensation's summary became
+        written = data.get(condensation[event.event_id.removesuffix(SUMMARY_SUFFIX)].pk, {})
+        return {"kind": kinds.CONDENSATION_SUMMARY, "summary": written.get("summary")}
+    return data.get(event.pk, {})
+
+
+def _markdown(request: HttpRequest, scope: Scope, reading: Reading) -> Iterator[bytes]:
+    conversation = scope.conversation
+    leaf = reading.path[-1]
+    branch_url = request.build_absolute_uri(scope.url(leaf=leaf.event_id))
+
+    def link(event_id: str) -> str:
+        return request.build_absolute_uri(scope.url(leaf=leaf.event_id, at=event_id)) + f"#event-{event_id}"
+
+    title = conversation.title or conversation.conversation_id
+    usage = conversation.usage_of(reading.path)
+    figures = [
+        f"{len(reading.path):,} events",
+        f"{len(reading.turns):,} turns",
+        f"{reading.tool_call_count:,} tool calls",
+    ]
+    if usage is not None and usage.prompt_tokens is not None:
+        figures.append(f"{usage.prompt_tokens:,} prompt and {usage.completion_tokens or 0:,} completion tokens")
+    if usage is not None and usage.cost is not None:
+        figures.append(f"${usage.cost:,.4f}")
+    head = [
+        f"# {export.escape(title)}\n\n",
+        f"- Conversation: `{conversation.conversation_id}`"
+        + (f", status {export.escape(conversation.execution_status)}" if conversation.execution_status else "")
+        + "\n",
+        f"- Branch: to {export.escape(leaf.kind)} {export.escape(leaf.event_id)}"
+        + (" (HEAD)" if leaf.pk == conversation.head_id else "")
+        + f", outcome **{kinds.outcome(leaf)}**\n",
+        f"- {', '.join(figures)}\n",
+        f"- Read it in eventviewer: <{branch_url}>\n\n",
+    ]
+    yield "".join(head).encode()
+    yield _problems(reading, link).encode()
+    yield b"## Turns\n\n"
+    result_for = reading.pairing.result_for
+    shown = {result_for[e.event_id] for t in reading.turns if t.is_batch for e in t.events if e.event_id in result_for}
+    turns = [t for t in reading.turns if not (len(t.events) == 1 and t.events[0].event_id in shown)]
+    by_id = {e.event_id: e for e in reading.path}
+    step = PAYLOAD_CHUNK // 4
+    for start in range(0, len(turns), step):
+        chunk = turns[start : start + step]
+        ids = [e.event_id for t in chunk for e in t.events]
+        ids += [result_for[i] for i in ids if i in result_for]
+        loaded = conversation.payloads(by_id[i].pk for i in ids)
+        data = {i: loaded.get(by_id[i].pk, {}) for i in ids}
+        for number, turn in enumerate(chunk, start=start + 1):
+            yield export.review_turn(number, turn, data, result_for, link).encode()
+
+
+def _problems(reading: Reading, link: Callable[[str], str]) -> str:
+    pairing = reading.pairing
+    lines = [
+        f"- pending: {export.escape(e)} has no result on this branch ([event]({link(e)}))" for e in pairing.pending
+    ]
+    lines += [
+        f"- mismatched: {export.escape(eid)}: {export.escape(m.reason)} ([event]({link(eid)}))"
+        for eid, m in pairing.mismatched.items()
+    ]
+    lines += [
+        f"- {export.escape(e.failure.replace('_', ' '))}: {export.escape(one_line(e.summary, 120) or e.kind)} "
+        f"([event]({link(e.event_id)}))"
+        for e in reading.path
+        if e.failure
+    ]
+    if not lines:
+        return "## Problems\n\nNone: no pending actions, no mismatched results, no failures recorded.\n\n"
+    return "## Problems\n\n" + "\n".join(lines) + "\n\n"
+
+
+def branch_export(request: HttpRequest, scope: Scope) -> HttpResponse:
+    params = valid(ExportForm, request.GET)
+    conversation = scope.conversation
+    leaf = get_leaf(conversation, params["leaf"])
+    if leaf is None:
+        raise BadRequest("This conversation has no HEAD: name the branch to export with ?leaf=.")
+    reading = conversation.read_path(leaf)
+    name = f"{conversation.conversation_id}-{_name(leaf.event_id)[:13]}"
+    if params["format"] == "events":
+        return _download(_events_json(conversation, reading), f"{name}.events.json", "application/json")
+    if params["format"] == "messages":
+        chunks = _messages_json(conversation, reading, params["view"] or "full")
+        return _download(chunks, f"{name}.messages.json", "application/json")
+    return _download(_markdown(request, scope, reading), f"{name}.md", "text/markdown; charset=utf-8")
+
+
+@require_GET
+def export_branch(request: HttpRequest, conversation_id: str) -> HttpResponse:
+    return branch_export(request, Scope(get_conversation(conversation_id)))
+
+
+@require_GET
+@shared_view
+def shared_export_zip(request: HttpRequest, scope: Scope) -> HttpResponse:
+    return conversation_zip(request, scope)
+
+
+@require_GET
+@shared_view
+def shared_export(request: HttpRequest, scope: Scope) -> HttpResponse:
+    return branch_export(request, scope)

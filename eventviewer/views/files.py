@@ -1,0 +1,99 @@
+"""A branch's Files tab: every file it changed, each change a diff linked to its event;
+the commands on it that may have changed files; and what ran on other branches after it
+forked from them, since a branch is not a snapshot of the workspace.
+
+A long branch's edits are shown a page at a time, and at most LABELLED commands and
+LABELLED events that ran elsewhere are listed: the page stays bounded however long the
+branch or the conversation."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from eventviewer.forms import FilesForm
+from eventviewer.lookups import get_conversation, get_leaf, valid
+from eventviewer.models import Conversation
+from eventviewer.scope import Scope
+from eventviewer.trajectory import files
+from eventviewer.trajectory.events import Light
+from eventviewer.views.share import shared_view
+
+EDITS_PER_PAGE = 100  # edits whose changes one page shows
+LABELLED = 300  # commands, and events that ran elsewhere, listed with what they ran
+
+
+class Listed(NamedTuple):
+    event: Light | files.Ran
+    label: str  # the command, or the editor command and its path
+
+
+class ForkNote(NamedTuple):
+    fork: files.Fork
+    event: Light  # the fork point, on the branch
+    listed: list[Listed]
+    more: int  # counted, not listed
+
+
+def labelled(conversation: Conversation, events: list) -> list[Listed]:
+    """The events with what they ran, read back."""
+    data = conversation.payloads(e.pk for e in events)
+    return [Listed(e, files.label(data.get(e.pk, {}))) for e in events]
+
+
+def fork_notes(conversation: Conversation, path: list[Light], drift: files.Drift) -> list[ForkNote]:
+    """Each fork point with what ran after it: in all, the first LABELLED events listed."""
+    on_path = {e.event_id: e for e in path}
+    budget = LABELLED
+    notes = []
+    for fork in drift.forks:
+        listed = labelled(conversation, fork.ran[:budget])
+        budget -= len(listed)
+        notes.append(ForkNote(fork, on_path[fork.event_id], listed, fork.edits + fork.commands - len(listed)))
+    return notes
+
+
+def files_page(request: HttpRequest, scope: Scope) -> HttpResponse:
+    conversation = scope.conversation
+    params = valid(FilesForm, request.GET)
+    leaf = get_leaf(conversation, params["leaf"])
+    context = {"conversation": conversation, "scope": scope, "leaf": leaf}
+    if leaf is not None:
+        path = conversation.read_path(leaf).path
+        edits = [e for e in path if e.effect == files.EDIT]
+        pages = max(1, -(-len(edits) // EDITS_PER_PAGE))
+        page = params["page"] or 1
+        if page > pages:
+            raise Http404(f"There is no page {page}: this branch's edits fill {pages}.")
+        shown = edits[(page - 1) * EDITS_PER_PAGE : page * EDITS_PER_PAGE]
+        commands = [e for e in path if e.effect == files.COMMAND]
+        drift = conversation.workspace_drift(path)
+        context.update(
+            histories=files.by_file(conversation.file_changes(shown)),
+            edits=len(edits),
+            page=page,
+            pages=pages,
+            first=(page - 1) * EDITS_PER_PAGE + 1,
+            last=(page - 1) * EDITS_PER_PAGE + len(shown),
+            previous_url=scope.page_url("files/", leaf=leaf.event_id, page=str(page - 1)) if page > 1 else None,
+            next_url=scope.page_url("files/", leaf=leaf.event_id, page=str(page + 1)) if page < pages else None,
+            commands=labelled(conversation, commands[:LABELLED]),
+            more_commands=max(0, len(commands) - LABELLED),
+            drift=drift,
+            notes=fork_notes(conversation, path, drift),
+        )
+    return render(request, "conversations/files.html", context)
+
+
+@require_GET
+def branch_files(request: HttpRequest, conversation_id: str) -> HttpResponse:
+    return files_page(request, Scope(get_conversation(conversation_id)))
+
+
+@require_GET
+@shared_view
+def shared_files(request: HttpRequest, scope: Scope) -> HttpResponse:
+    return files_page(request, scope)

@@ -1,0 +1,152 @@
+"""Two branches compared: the shared prefix, steps, and their alignment (pure)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from eventviewer.trajectory import compare
+from eventviewer.trajectory.compare import Key, Pair
+
+from .events import act, msg, obs, other
+
+
+def call(text: str, tool: str = "terminal") -> Key:
+    return Key("calls", (tool,), text)
+
+
+LS, TEST, FINISH = call("ls"), call("pytest -q"), call("done", "finish")
+
+
+def test_identical_steps_align_one_to_one():
+    steps = [LS, call("create a.py", "file_editor"), TEST, FINISH]
+    assert compare.align(steps, list(steps)) == [Pair(i, i) for i in range(4)]
+
+
+def test_an_extra_step_on_one_side_does_not_shift_the_rest():
+    a = [LS, call("create a.py", "file_editor"), TEST, FINISH]
+    b = [LS, call("cat README"), call("create a.py", "file_editor"), TEST, FINISH]
+    assert compare.align(a, b) == [Pair(0, 0), Pair(None, 1), Pair(1, 2), Pair(2, 3), Pair(3, 4)]
+
+
+def test_a_step_missing_on_one_side_is_a_deletion():
+    a = [LS, call("cat README"), TEST, FINISH]
+    b = [LS, TEST, FINISH]
+    assert compare.align(a, b) == [Pair(0, 0), Pair(1, None), Pair(2, 1), Pair(3, 2)]
+
+
+def test_a_changed_call_pairs_with_its_counterpart_not_with_an_unrelated_step():
+    a = [LS, call('{"command": "create", "path": "a.py", "file_text": "v1"}', "file_editor"), TEST]
+    b = [LS, call("cat README"), call('{"command": "create", "path": "a.py", "file_text": "v2"}', "file_editor"), TEST]
+    assert compare.align(a, b) == [Pair(0, 0), Pair(None, 1), Pair(1, 2), Pair(2, 3)]
+
+
+def test_a_substitution_pairs_the_same_tool_and_leaves_other_tools_apart():
+    assert compare.align([LS, call("pytest -x"), FINISH], [LS, TEST, FINISH]) == [Pair(0, 0), Pair(1, 1), Pair(2, 2)]
+    apart = compare.align([LS, call("x", "think"), FINISH], [LS, TEST, FINISH])
+    assert apart == [Pair(0, 0), Pair(1, None), Pair(None, 1), Pair(2, 2)]
+
+
+def test_messages_pair_by_role():
+    a = [Key("message", ("user",), "fix the bug"), LS]
+    b = [Key("message", ("user",), "fix the bug, and add a test"), LS]
+    assert compare.align(a, b) == [Pair(0, 0), Pair(1, 1)]
+    assert compare.similar(a[0], b[0]) > 0 and compare.similar(a[0], Key("message", ("assistant",), "x")) == 0
+
+
+def test_a_long_gap_is_aligned_in_blocks_and_stays_an_alignment():
+    a = [call(f"step {i}") for i in range(600)]
+    b = [call(f"step {i} again") for i in range(700)]
+    pairs = compare.align(a, b)
+    assert [p.a for p in pairs if p.a is not None] == list(range(600))
+    assert [p.b for p in pairs if p.b is not None] == list(range(700))
+    assert sum(1 for p in pairs if p.a is not None and p.b is not None) >= 500
+
+
+KEYS = st.lists(
+    st.builds(
+        call, st.sampled_from(["ls", "cat a", "pytest", "make", "rm x"]), st.sampled_from(["terminal", "file_editor"])
+    ),
+    max_size=30,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(KEYS, KEYS)
+def test_every_step_is_aligned_once_in_order_and_equal_pairs_are_maximal(a, b):
+    pairs = compare.align(a, b)
+    assert [p.a for p in pairs if p.a is not None] == list(range(len(a)))
+    assert [p.b for p in pairs if p.b is not None] == list(range(len(b)))
+    if a == b:
+        assert pairs == [Pair(i, i) for i in range(len(a))]
+    # Never a step alone on each side next to each other when they could pair.
+    for x, y in zip(pairs, pairs[1:], strict=False):
+        if x.b is None and y.a is None:
+            assert compare.similar(a[x.a], b[y.b]) == 0
+
+
+def test_the_common_prefix():
+    assert compare.common_prefix([1, 2, 3, 4], [1, 2, 5], lambda x, y: x == y) == 2
+    assert compare.common_prefix([], [1], lambda x, y: x == y) == 0
+    assert compare.common_prefix([1, 2], [1, 2], lambda x, y: x == y) == 2
+    assert compare.common_prefix([1, 9, 3], [1, 2, 3], lambda x, y: x == y) == 1
+
+
+def test_a_step_is_a_response_with_its_results_and_side_events_are_left_out():
+    tail = [
+        act("a1", "c1", response="r1"),
+        act("a2", "c2", response="r1"),
+        obs("o2", "a2", "c2"),
+        other("h1", "HookExecutionEvent"),
+        obs("o1", "a1", "c1"),
+        msg("m1"),
+        obs("o9", "a9", "c9"),  # answers an action before the fork
+    ]
+    for seq, event in enumerate(tail):
+        event.seq = seq
+    steps = compare.steps(tail, {"a1": "o1", "a2": "o2", "a9": "o9"})
+    assert [[e.event_id for e in s.events] for s in steps] == [["a1", "a2", "o2", "o1"], ["m1"], ["o9"]]
+    assert [e.event_id for e in steps[0].calls] == ["a1", "a2"] and [e.event_id for e in steps[0].results] == [
+        "o2",
+        "o1",
+    ]
+
+
+def action_data(command: str, summary: str) -> dict:
+    return {
+        "kind": "ActionEvent",
+        "tool_name": "terminal",
+        "action": {"kind": "TerminalAction", "command": command, "summary": summary},
+        "tool_call": {"arguments": f'{{"command": "{command}", "summary": "{summary}"}}'},
+    }
+
+
+def result_data(text: str, exit_code: int = 0) -> dict:
+    return {
+        "kind": "ObservationEvent",
+        "observation": {"content": [{"type": "text", "text": text}], "exit_code": exit_code},
+    }
+
+
+def described(command: str, summary: str, text: str, exit_code: int = 0) -> compare.Step:
+    step = compare.Step([act("a", "c"), obs("o", "a", "c")])
+    return compare.describe(step, {"a": action_data(command, summary), "o": result_data(text, exit_code)})
+
+
+def test_a_step_key_is_what_ran_and_its_fingerprint_adds_what_came_back():
+    one, two = described("ls", "list files", "a.py"), described("ls", "look around", "a.py")
+    assert one.key == two.key == Key("calls", ("terminal",), '{\n "command": "ls"\n}')
+    assert one.fingerprint == two.fingerprint
+    assert described("ls", "x", "a.py b.py").fingerprint != one.fingerprint
+    assert described("ls", "x", "a.py", exit_code=2).fingerprint != one.fingerprint
+    assert described("ls -a", "x", "a.py").key != one.key
+
+
+def test_rows_fold_runs_of_steps_alike():
+    steps = [compare.Step([act(f"a{i}", "c")], key=call(str(i)), fingerprint=i) for i in range(4)]
+    other_steps = [
+        compare.Step([act(f"b{i}", "c")], key=call(str(i)), fingerprint=f) for i, f in enumerate([0, 1, 9, 3])
+    ]
+    pairs = [Pair(0, 0), Pair(1, 1), Pair(2, 2), Pair(None, 3), Pair(3, None)]
+    rows = compare.rows(pairs, steps, other_steps)
+    assert [(r.kind, len(r.pairs)) for r in rows] == [("same", 2), ("changed", 1), ("only_b", 1), ("only_a", 1)]
