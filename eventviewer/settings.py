@@ -35,6 +35,7 @@ def envlist(name: str, default: str) -> list[str]:
 
 
 DEBUG = envbool("DEBUG", "true")
+WHITENOISE = "whitenoise.middleware.WhiteNoiseMiddleware"
 
 SECRET_KEY = os.getenv("SECRET_KEY", "")
 if not SECRET_KEY:
@@ -60,22 +61,24 @@ INSTALLED_APPS = [
     "eventviewer",
 ]
 
+# The security headers come first, so that static files (which WhiteNoise answers
+# without going further down) carry them as pages do.
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "eventviewer.middleware.content_security_policy",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "eventviewer.middleware.content_security_policy",
     "eventviewer.middleware.LoginRequired",
 ]
 
 if not DEBUG:
     # Static files straight from the app servers (runserver serves them in DEBUG).
-    MIDDLEWARE.insert(1, "whitenoise.middleware.WhiteNoiseMiddleware")
+    MIDDLEWARE.insert(MIDDLEWARE.index("django.contrib.sessions.middleware.SessionMiddleware"), WHITENOISE)
 
 ROOT_URLCONF = "eventviewer.urls"
 WSGI_APPLICATION = "eventviewer.wsgi.application"

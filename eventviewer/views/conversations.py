@@ -16,7 +16,7 @@ from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.safestring import SafeString, mark_safe
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from eventviewer import cards
@@ -164,7 +164,7 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
     return render(request, "conversations/detail.html", context)
 
 
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 def conversation_list(request: HttpRequest) -> HttpResponse:
     form = checked(ConversationListForm(request.GET))
@@ -198,7 +198,7 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
     return render(request, "conversations/list.html", context)
 
 
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 def conversation(request: HttpRequest, conversation_id: str) -> HttpResponse:
     found = get_conversation(conversation_id)
@@ -220,7 +220,7 @@ def diagram_response(request: HttpRequest, scope: Scope) -> HttpResponse:
     return response
 
 
-@require_GET
+@require_safe
 def diagram_svg(request: HttpRequest, conversation_id: str) -> HttpResponse:
     return diagram_response(request, Scope(get_conversation(conversation_id)))
 

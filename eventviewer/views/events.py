@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from eventviewer import cards
 from eventviewer.forms import EventForm
@@ -62,6 +62,6 @@ def event_id_of(request: HttpRequest, event_id: str | None) -> str:
     return event_id if event_id is not None else request.GET.get("id", "")
 
 
-@require_GET
+@require_safe
 def event_detail(request: HttpRequest, conversation_id: str, event_id: str | None = None) -> HttpResponse:
     return event_page(request, Scope(get_conversation(conversation_id)), event_id_of(request, event_id))

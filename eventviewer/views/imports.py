@@ -14,7 +14,7 @@ from eventviewer.forms import UploadForm
 from eventviewer.imports.importer import ImportFailed, import_paths
 
 
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def import_upload(request: HttpRequest) -> HttpResponse:
     form = UploadForm(request.POST or None, request.FILES or None)
     problems: list[str] = []

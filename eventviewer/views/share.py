@@ -11,7 +11,7 @@ from django.core.exceptions import BadRequest
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from eventviewer.forms import PathForm, ShareForm
@@ -75,7 +75,7 @@ def _shared(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     return wrapper
 
 
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 @_shared
 def shared_conversation(request: HttpRequest, scope: Scope) -> HttpResponse:
@@ -86,13 +86,13 @@ def shared_conversation(request: HttpRequest, scope: Scope) -> HttpResponse:
     return conversation_page(request, scope, params)
 
 
-@require_GET
+@require_safe
 @_shared
 def shared_event(request: HttpRequest, scope: Scope, event_id: str | None = None) -> HttpResponse:
     return event_page(request, scope, event_id_of(request, event_id))
 
 
-@require_GET
+@require_safe
 @_shared
 def shared_diagram(request: HttpRequest, scope: Scope) -> HttpResponse:
     return diagram_response(request, scope)
