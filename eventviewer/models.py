@@ -29,6 +29,13 @@ def event_path(event_id: str, leaf: str | None = None) -> str:
     return path + (f"?{urlencode(query)}" if query else "")
 
 
+def raw_path(event_id: str) -> str:
+    """An event's stored JSON as a download, below its conversation's (or share link's) URL."""
+    if event_id in (".", ".."):
+        return f"events/raw.json?{urlencode({'id': event_id})}"
+    return f"events/{quote(event_id, safe='')}/raw.json"
+
+
 class HeadBranch(NamedTuple):
     leaf: str  # the HEAD event's id
     length: int  # events on the branch

@@ -177,6 +177,10 @@ EVENTVIEWER_MAX_EVENT_BYTES = envint("EVENTVIEWER_MAX_EVENT_BYTES", str(32 * 102
 EVENTVIEWER_MAX_UPLOAD_BYTES = envint("EVENTVIEWER_MAX_UPLOAD_BYTES", str(512 * 1024 * 1024))
 EVENTVIEWER_MAX_ZIP_MEMBERS = envint("EVENTVIEWER_MAX_ZIP_MEMBERS", "250000")
 EVENTVIEWER_MAX_ZIP_BYTES = envint("EVENTVIEWER_MAX_ZIP_BYTES", str(4 * 1024 * 1024 * 1024))
+# What pages show of one event: its raw JSON up to this many bytes (the rest is a
+# download), and its text as markdown only up to this many characters (above: plain text).
+EVENTVIEWER_RAW_SHOWN_BYTES = envint("EVENTVIEWER_RAW_SHOWN_BYTES", str(256 * 1024))
+EVENTVIEWER_MARKDOWN_MAX_CHARS = envint("EVENTVIEWER_MARKDOWN_MAX_CHARS", "20000")
 EVENTVIEWER_PAGE_SIZE = envint("EVENTVIEWER_PAGE_SIZE", "60")
 EVENTVIEWER_LIST_PAGE_SIZE = envint("EVENTVIEWER_LIST_PAGE_SIZE", "50")
 # Drawn diagrams stay valid until the conversation changes; this only bounds their life.

@@ -10,6 +10,8 @@ app_patterns = [
     path("import/", imports.import_upload, name="import"),
     path("c/<str:conversation_id>/", conversations.conversation, name="conversation"),
     path("c/<str:conversation_id>/diagram.svg", conversations.diagram_svg, name="diagram"),
+    path("c/<str:conversation_id>/events/<path:event_id>/raw.json", events.event_raw, name="event-raw"),
+    path("c/<str:conversation_id>/events/raw.json", events.event_raw, name="event-raw-by-query"),  # ?id=..
     path("c/<str:conversation_id>/events/<path:event_id>/", events.event_detail, name="event"),
     path("c/<str:conversation_id>/events/", events.event_detail, name="event-by-query"),  # ?id=. or ?id=..
     path("c/<str:conversation_id>/head/", conversations.set_head, name="set-head"),
@@ -17,6 +19,8 @@ app_patterns = [
     path("c/<str:conversation_id>/share/<int:pk>/revoke/", share.share_revoke, name="share-revoke"),
     path("s/<str:token>/", share.shared_conversation, name="share"),
     path("s/<str:token>/diagram.svg", share.shared_diagram, name="share-diagram"),
+    path("s/<str:token>/events/<path:event_id>/raw.json", share.shared_event_raw, name="share-event-raw"),
+    path("s/<str:token>/events/raw.json", share.shared_event_raw, name="share-event-raw-by-query"),
     path("s/<str:token>/events/<path:event_id>/", share.shared_event, name="share-event"),
     path("s/<str:token>/events/", share.shared_event, name="share-event-by-query"),
     path("api/conversations/", api.conversations, name="api-conversations"),

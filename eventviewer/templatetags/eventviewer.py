@@ -3,6 +3,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from django import template
+from django.conf import settings
+from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 
@@ -15,8 +17,13 @@ _markdown = MarkdownIt("commonmark", {"html": False, "linkify": False, "typograp
 
 @register.filter
 def markdown(text: str) -> SafeString:
-    """Render untrusted markdown: markdown-it escapes every text node itself."""
-    html = _markdown.render(text or "")
+    """Render untrusted markdown: markdown-it escapes every text node itself. A text
+    over EVENTVIEWER_MARKDOWN_MAX_CHARS shows as plain text: some inputs take
+    markdown-it seconds per megabyte."""
+    text = text or ""
+    if len(text) > settings.EVENTVIEWER_MARKDOWN_MAX_CHARS:
+        return mark_safe(f'<pre class="wrap plain-text">{escape(text)}</pre>')
+    html = _markdown.render(text)
     return mark_safe(html.replace("<a href=", '<a rel="nofollow noopener noreferrer" href='))
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import orjson
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
@@ -22,7 +23,8 @@ def event_page(request: HttpRequest, scope: Scope, event_id: str) -> HttpRespons
     conversation = scope.conversation
     event = get_event(conversation, event_id)
     params = valid(EventForm, request.GET)
-    data = orjson.loads(unpack(EventPayload.objects.values_list("packed", flat=True).get(pk=event.pk)))
+    raw = unpack(EventPayload.objects.values_list("packed", flat=True).get(pk=event.pk))
+    data = orjson.loads(raw)
     leaf = None
     if event.is_tree_node:
         if params["leaf"]:
@@ -37,7 +39,13 @@ def event_page(request: HttpRequest, scope: Scope, event_id: str) -> HttpRespons
         "scope": scope,
         "event": event,
         "card": cards.build(data, full=True),
-        "raw_json": cards.pretty(data),
+        # The stored bytes as they came (a re-serialisation would round big numbers and
+        # merge duplicate keys), up to a size; the rest is a download. A cut through a
+        # multi-byte character drops that character.
+        "raw_json": raw[: settings.EVENTVIEWER_RAW_SHOWN_BYTES].decode("utf-8", "ignore"),
+        "raw_size": len(raw),
+        "raw_cut": len(raw) > settings.EVENTVIEWER_RAW_SHOWN_BYTES,
+        "raw_url": scope.raw_url(event.event_id),
         "leaf": leaf,
         "parent": parent,
         "children": children,
@@ -60,6 +68,21 @@ def event_id_of(request: HttpRequest, event_id: str | None) -> str:
     """The event of an event page: in its path, or for "." and ".." in ``?id=``
     (see models.event_path)."""
     return event_id if event_id is not None else request.GET.get("id", "")
+
+
+def raw_response(scope: Scope, event_id: str) -> HttpResponse:
+    """An event's stored JSON, byte for byte, as a download."""
+    event = get_event(scope.conversation, event_id)
+    raw = unpack(EventPayload.objects.values_list("packed", flat=True).get(pk=event.pk))
+    response = HttpResponse(raw, content_type="application/json")
+    safe_name = "".join(c if c.isalnum() or c in "-_." else "_" for c in event.event_id)[:100].strip(".") or "event"
+    response["Content-Disposition"] = f'attachment; filename="{safe_name}.json"'
+    return response
+
+
+@require_safe
+def event_raw(request: HttpRequest, conversation_id: str, event_id: str | None = None) -> HttpResponse:
+    return raw_response(Scope(get_conversation(conversation_id)), event_id_of(request, event_id))
 
 
 @require_safe

@@ -19,7 +19,7 @@ from eventviewer.lookups import checked, get_conversation, get_event, valid
 from eventviewer.models import Event, ShareLink
 from eventviewer.scope import Scope
 from eventviewer.views.conversations import conversation_page, diagram_response
-from eventviewer.views.events import event_id_of, event_page
+from eventviewer.views.events import event_id_of, event_page, raw_response
 
 
 @require_POST
@@ -90,6 +90,12 @@ def shared_conversation(request: HttpRequest, scope: Scope) -> HttpResponse:
 @_shared
 def shared_event(request: HttpRequest, scope: Scope, event_id: str | None = None) -> HttpResponse:
     return event_page(request, scope, event_id_of(request, event_id))
+
+
+@require_safe
+@_shared
+def shared_event_raw(request: HttpRequest, scope: Scope, event_id: str | None = None) -> HttpResponse:
+    return raw_response(scope, event_id_of(request, event_id))
 
 
 @require_safe
