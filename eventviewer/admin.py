@@ -1,5 +1,6 @@
 from django.contrib import admin
 from django.http import HttpRequest
+from django.utils.html import format_html
 
 from eventviewer.models import Conversation, Event, ShareLink
 
@@ -9,8 +10,12 @@ class ConversationAdmin(admin.ModelAdmin):
     list_display = ["title", "conversation_id", "execution_status", "event_count", "leaf_count", "imported_at"]
     list_filter = ["execution_status"]
     search_fields = ["title", "conversation_id"]
-    readonly_fields = [f.name for f in Conversation._meta.fields if f.name not in ("title",)]
+    readonly_fields = [*(f.name for f in Conversation._meta.fields if f.name not in ("title",)), "base_state"]
     exclude = ["skeleton"]
+
+    @admin.display(description="base_state.json")
+    def base_state(self, obj: Conversation) -> str:
+        return format_html('<a href="{}base_state.json">download</a>', obj.get_absolute_url())
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # conversations come in through import only

@@ -68,6 +68,7 @@ def _conversation_json(request: HttpRequest, conversation: Conversation) -> dict
         "imported_at": conversation.imported_at.isoformat(),
         "url": request.build_absolute_uri(conversation.get_absolute_url()),
         "path_url": request.build_absolute_uri(f"/api/conversations/{conversation.conversation_id}/path/"),
+        "base_state_url": request.build_absolute_uri(f"{conversation.get_absolute_url()}base_state.json"),
     }
 
 
@@ -79,7 +80,7 @@ def conversations(request: HttpRequest) -> HttpResponse:
         return _error(400, "page must be a positive integer")
     if number < 1:
         return _error(400, "page must be a positive integer")
-    paginator = Paginator(Conversation.objects.order_by("-imported_at", "-id").defer("base_state"), 100)
+    paginator = Paginator(Conversation.objects.order_by("-imported_at", "-id"), 100)
     if number > max(paginator.num_pages, 1):
         return _error(404, f"there is no page {number}")
     page = paginator.page(number)

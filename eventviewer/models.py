@@ -56,7 +56,6 @@ class Conversation(models.Model):
     )
     agent_kind = models.CharField(max_length=100, blank=True)
     model = models.CharField(max_length=200, blank=True)
-    base_state = models.TextField(blank=True)  # base_state.json, verbatim
     source = models.CharField(max_length=1000, blank=True)  # where it was imported from
     imported_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
@@ -275,6 +274,25 @@ class EventPayload(models.Model):
     def raw(self) -> str:
         """The event's JSON text, exactly as imported."""
         return unpack(self.packed).decode()
+
+
+class ConversationState(models.Model):
+    """A conversation's base_state.json, verbatim (packed), apart from Conversation so
+    that no page, list or API answer ever reads it: what they show of it (status,
+    agent, model) is extracted into Conversation's columns at import. Served only as
+    a download."""
+
+    conversation = models.OneToOneField(
+        Conversation, primary_key=True, on_delete=models.CASCADE, related_name="stored_state"
+    )
+    packed = models.BinaryField()
+
+    def __str__(self) -> str:
+        return f"base_state.json of {self.conversation_id}"
+
+    @property
+    def raw(self) -> bytes:
+        return unpack(self.packed)
 
 
 class ShareLink(models.Model):

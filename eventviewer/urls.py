@@ -10,6 +10,7 @@ app_patterns = [
     path("import/", imports.import_upload, name="import"),
     path("c/<str:conversation_id>/", conversations.conversation, name="conversation"),
     path("c/<str:conversation_id>/diagram.svg", conversations.diagram_svg, name="diagram"),
+    path("c/<str:conversation_id>/base_state.json", conversations.base_state, name="base-state"),
     path("c/<str:conversation_id>/events/<path:event_id>/raw.json", events.event_raw, name="event-raw"),
     path("c/<str:conversation_id>/events/raw.json", events.event_raw, name="event-raw-by-query"),  # ?id=..
     path("c/<str:conversation_id>/events/<path:event_id>/", events.event_detail, name="event"),

@@ -22,7 +22,17 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.utils import timezone
 
 from eventviewer.imports.sources import ConversationSource, Parsed, SourceError, find_conversations
-from eventviewer.models import LIGHT_COLUMNS, Conversation, Event, EventPayload, HeadBranch, light_row, unpack
+from eventviewer.models import (
+    LIGHT_COLUMNS,
+    Conversation,
+    ConversationState,
+    Event,
+    EventPayload,
+    HeadBranch,
+    light_row,
+    pack,
+    unpack,
+)
 from eventviewer.trajectory import kinds
 from eventviewer.trajectory.events import Light
 from eventviewer.trajectory.pairing import pair, referenced_actions
@@ -116,6 +126,9 @@ def _import_all(sources: list[ConversationSource], problems: list[str]) -> list[
 def _import(source: ConversationSource) -> Imported:
     if source.problems:
         raise ImportFailed(source.problems)
+    source_state = source.state()
+    if source_state.problems:  # it changed since it was found
+        raise ImportFailed(source_state.problems)
     conversation, created = Conversation.objects.get_or_create(conversation_id=source.conversation_id)
     if not created and connection.features.has_select_for_update:
         # Concurrent re-imports of one conversation queue here and each event lands once.
@@ -127,12 +140,12 @@ def _import(source: ConversationSource) -> Imported:
         raise ImportFailed(writer.problems)
     try:
         tree = writer.builder.finish()
-        head = tree.head(*_head_hints(source.base_state))
+        head = tree.head(*_head_hints(source_state.data))
     except TreeError as e:
         raise ImportFailed([_locate(p, source) for p in e.problems]) from None
     writer.place_late_events(tree)
 
-    state = source.base_state or {}
+    state = source_state.data or {}
     if created or writer.added or _leaf_hint(state) != _leaf_hint(_stored_state(conversation)):
         # The conversation moved on: follow its HEAD. Otherwise a HEAD picked in
         # eventviewer ("Make this the default branch") stays.
@@ -154,7 +167,11 @@ def _import(source: ConversationSource) -> Imported:
     llm = agent.get("llm") if isinstance(agent.get("llm"), dict) else {}
     conversation.agent_kind = _clean(agent.get("kind") or conversation.agent_kind, 100)
     conversation.model = _clean(llm.get("model") or conversation.model, 200)
-    conversation.base_state = source.base_state_raw or conversation.base_state
+    if source_state.raw:
+        ConversationState.objects.update_or_create(
+            conversation=conversation, defaults={"packed": pack(source_state.raw)}
+        )
+    del source_state
     conversation.source = source.where[:1000]
     if not created and added:
         conversation.imported_at = timezone.now()
@@ -377,8 +394,9 @@ def _leaf_hint(state: dict[str, Any]) -> Any:
 
 
 def _stored_state(conversation: Conversation) -> dict[str, Any]:
+    packed = ConversationState.objects.filter(conversation=conversation).values_list("packed", flat=True).first()
     try:
-        state = orjson.loads(conversation.base_state) if conversation.base_state else {}
+        state = orjson.loads(unpack(packed)) if packed else {}
     except orjson.JSONDecodeError:
         return {}
     return state if isinstance(state, dict) else {}

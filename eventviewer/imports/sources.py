@@ -51,6 +51,12 @@ class RawEvent(NamedTuple):
     error: str = ""
 
 
+class State(NamedTuple):
+    data: dict[str, Any] | None = None
+    raw: bytes = b""
+    problems: list[str] = []
+
+
 class Parsed(NamedTuple):
     """One event read and checked: what the importer stores, or why it cannot."""
 
@@ -93,11 +99,15 @@ def _named(data: Any) -> str:
 class ConversationSource:
     conversation_id: str
     where: str
-    base_state: dict[str, Any] | None = None
-    base_state_raw: str = ""
     problems: list[str] = field(default_factory=list)  # found before reading events
     _events: Any = None  # () -> Iterator[RawEvent]
     _parsed: Any = None  # () -> Iterator[Parsed], when a worker process reads the events
+    _state: Any = None  # () -> State, when there is a base_state.json
+
+    def state(self) -> State:
+        """base_state.json, read when the conversation is imported (not when it is
+        found: a root of many conversations never holds all of their states at once)."""
+        return self._state() if self._state is not None else State()
 
     def events(self) -> Iterator[RawEvent]:
         return self._events()
@@ -325,23 +335,17 @@ def _folder_source(
     prefix = f"{folder}/" if folder else ""
     where = f"{label}/{folder}" if folder else label
     source = ConversationSource(conversation_id="", where=where)
-    base_name = prefix + "base_state.json"
+    state = State()
     if has_state:
-        data, raw, error = _read_json(
-            files, base_name, settings.EVENTVIEWER_MAX_FILE_BYTES, "EVENTVIEWER_MAX_FILE_BYTES"
-        )
-        if error:
-            source.problems.append(f"{where}/base_state.json: {error}")
-        elif not isinstance(data, dict):
-            source.problems.append(f"{where}/base_state.json: expected a JSON object")
-        else:
-            source.base_state, source.base_state_raw = data, raw.decode()
-            source.problems.extend(f"{where}/base_state.json: {p}" for p in _check_base_state(data))
+        source._state = lambda: _read_state(files, prefix + "base_state.json", f"{where}/base_state.json")
+        state = source.state()
+        source.problems.extend(state.problems)
 
     folder_name = PurePosixPath(folder).name if folder else files.name
     source.conversation_id = normalize_conversation_id(folder_name) or ""
-    if not source.conversation_id and source.base_state and isinstance(source.base_state.get("id"), str):
-        source.conversation_id = normalize_conversation_id(source.base_state["id"]) or ""
+    if not source.conversation_id and state.data and isinstance(state.data.get("id"), str):
+        source.conversation_id = normalize_conversation_id(state.data["id"]) or ""
+    del state
     if not source.conversation_id:
         source.problems.append(
             f"{where}: cannot tell the conversation id "
@@ -378,6 +382,17 @@ def _folder_source(
     if isinstance(files, DirectoryFiles) and len(items) >= PARALLEL_FROM:
         source._parsed = lambda: _parse_in_workers(files._root, items, cap)
     return source
+
+
+def _read_state(files: Files, name: str, where: str) -> State:
+    data, raw, error = _read_json(
+        files, name, settings.EVENTVIEWER_MAX_BASE_STATE_BYTES, "EVENTVIEWER_MAX_BASE_STATE_BYTES"
+    )
+    if error:
+        return State(problems=[f"{where}: {error}"])
+    if not isinstance(data, dict):
+        return State(problems=[f"{where}: expected a JSON object"])
+    return State(data, raw, [f"{where}: {p}" for p in _check_base_state(data)])
 
 
 def _event_file_name(base: str) -> tuple[int, str] | None:

@@ -22,7 +22,7 @@ from django.views.decorators.vary import vary_on_headers
 from eventviewer import cards
 from eventviewer.forms import ConversationListForm, EventForm, HeadForm, PathForm, ShareForm
 from eventviewer.lookups import checked, get_conversation, get_event, get_leaf, valid
-from eventviewer.models import Conversation, Event, EventPayload, unpack
+from eventviewer.models import Conversation, ConversationState, Event, EventPayload, unpack
 from eventviewer.scope import Scope
 from eventviewer.trajectory import diagram
 from eventviewer.trajectory.events import Light
@@ -176,7 +176,7 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
         if as_id and all(c in "0123456789abcdef" for c in as_id):
             match |= Q(conversation_id__startswith=as_id)
         conversations = conversations.filter(match)
-    conversations = conversations.order_by(*form.ordering()).defer("skeleton", "base_state")
+    conversations = conversations.order_by(*form.ordering()).defer("skeleton")
     page = Paginator(conversations, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(form.cleaned_data["page"] or 1)
     sort = form.cleaned_data["sort"] or "imported"
     direction = form.cleaned_data["dir"] or ("asc" if sort == "title" else "desc")
@@ -240,3 +240,15 @@ def set_head(request: HttpRequest, conversation_id: str) -> HttpResponse:
         conversation.refresh_figures()
     messages.success(request, "This branch is now the conversation's default (HEAD).")
     return redirect(conversation.get_absolute_url())
+
+
+@require_safe
+def base_state(request: HttpRequest, conversation_id: str) -> HttpResponse:
+    """base_state.json as imported, as a download: the only place that reads it."""
+    conversation = get_conversation(conversation_id)
+    packed = ConversationState.objects.filter(conversation=conversation).values_list("packed", flat=True).first()
+    if packed is None:
+        raise Http404("This conversation was imported without a base_state.json.")
+    response = HttpResponse(unpack(packed), content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="{conversation.conversation_id}-base_state.json"'
+    return response
