@@ -99,6 +99,8 @@ class MultipleFileField(forms.FileField):
     def clean(self, data, initial=None):
         single = super().clean
         files = [single(d, initial) for d in data] if isinstance(data, (list, tuple)) else [single(data, initial)]
+        if not files:
+            raise forms.ValidationError("Choose at least one file to import.")
         for f in files:
             if f.size > settings.EVENTVIEWER_MAX_UPLOAD_BYTES:
                 raise forms.ValidationError(

@@ -9,11 +9,13 @@ rules then check the whole conversation; any problem rolls everything back.
 from __future__ import annotations
 
 import gc
+import json
 import sys
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -264,7 +266,7 @@ class _Writer:
         """Bytes differ (another export of the conversation): compare what they say."""
         self.settle()
         stored = EventPayload.objects.values_list("packed", flat=True).get(pk=self.pk_of[event_id])
-        return orjson.loads(unpack(stored)) == orjson.loads(unpack(packed))
+        return same_meaning(unpack(stored), unpack(packed))
 
     def _add(self, light: Light, event: Parsed) -> None:
         event_id = light.event_id
@@ -370,6 +372,19 @@ def _insert_many(cursor: Any, table: str, columns: tuple[str, ...], rows: list[t
     for start in range(0, len(rows), per):
         chunk = rows[start : start + per]
         cursor.execute(head + ", ".join([values] * len(chunk)), [value for row in chunk for value in row])
+
+
+def _number(literal: str) -> tuple[str, Decimal]:
+    return ("number", Decimal(literal))
+
+
+def same_meaning(a: bytes, b: bytes) -> bool:
+    """Whether two JSON texts say the same thing, whatever their layout or key order.
+    Numbers compare exactly, at any size (a float would round an integer beyond 2**53
+    and miss a change of 1), and never equal to true or false."""
+    return json.loads(a, parse_int=_number, parse_float=_number) == json.loads(
+        b, parse_int=_number, parse_float=_number
+    )
 
 
 def _reserve_ids(count: int, floor: int) -> list[int]:

@@ -8,7 +8,9 @@ with the size of a conversation.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
+import json
 import multiprocessing
 import os
 import re
@@ -35,6 +37,7 @@ SEARCH_DEPTH = 4  # how deep below PATH to look for conversation folders
 PARALLEL_FROM = 2000  # event files; below this a worker process costs more than it saves
 CHUNK = 256  # event files per task for the worker
 READ_AHEAD = 65536  # bytes read before asking a file's size
+READ_CHUNK = 1024 * 1024  # bytes read at a time from a JSON or JSONL file
 MAX_NESTING = 254  # the deepest JSON orjson writes back out (an array file's items, the event cards)
 _TOO_DEEP = f"nested deeper than {MAX_NESTING} levels of arrays and objects"
 
@@ -179,15 +182,19 @@ class DirectoryFiles:
                 name = prefix + entry.name
                 wanted = with_events or entry.name.endswith((".json", ".jsonl"))
                 if entry.is_symlink():
-                    if wanted:
+                    if wanted or entry.name in ("events", "subagents"):
                         raise SourceError(f"{self.label}/{name}: a symbolic link; eventviewer never follows links")
                     continue
                 # A conversation found at the search depth still has its events and sub-agents below.
                 deeper = depth < SEARCH_DEPTH or entry.name in ("events", "subagents") or folder.name == "subagents"
-                if entry.is_dir(follow_symlinks=False) and deeper:
-                    self._walk(Path(entry.path), name + "/", depth + 1)
+                if entry.is_dir(follow_symlinks=False):
+                    if deeper:
+                        self._walk(Path(entry.path), name + "/", depth + 1)
                 elif wanted and entry.is_file(follow_symlinks=False):
                     self._names.append(name)
+                elif wanted and not entry.name.startswith("."):
+                    # A FIFO would block the reader forever, a device read without end.
+                    raise SourceError(f"{self.label}/{name}: not a regular file")
 
     def size(self, name: str) -> int:
         size = self._sizes.get(name)
@@ -370,6 +377,12 @@ def _folder_source(
             continue
         numbered[seq] = (seq, name, events_where + base, expected_id)
     items = [numbered[seq] for seq in sorted(numbered)]
+    if len(items) > settings.EVENTVIEWER_MAX_EVENTS:
+        source.problems.append(
+            f"{where}: {len(items):,} events, over the limit of {settings.EVENTVIEWER_MAX_EVENTS:,} "
+            "(EVENTVIEWER_MAX_EVENTS)"
+        )
+        return source
     for expected, (seq, *_) in enumerate(items):
         if seq != expected:
             source.problems.append(
@@ -450,17 +463,57 @@ def _parse_in_workers(root: str, items: list[tuple[int, str, str, str]], cap: in
 def _event_file_source(files: Files, name: str, where: str) -> ConversationSource:
     stem = PurePosixPath(name).name.rsplit(".", 1)[0]
     source = ConversationSource(conversation_id=normalize_conversation_id(stem) or "", where=where)
-    if name.endswith(".jsonl"):
-        source._events = lambda: _jsonl_events(files, name, where)
-    else:
-        items = _json_array_events(files, name, where)  # an array is parsed whole, once
-        source._events = lambda: iter(items)
+    read = _jsonl_events if name.endswith(".jsonl") else _json_array_events
+    source._events = lambda: _capped(read(files, name, where), files, name, where)
     if not source.conversation_id:
         # Not named by its id: derive a stable one, so importing the file again re-syncs it.
-        first = next(source.events(), None)
+        first = next(read(files, name, where), None)
         first_id = first.data.get("id") if first and isinstance(first.data, dict) else ""
         source.conversation_id = uuid.uuid5(uuid.NAMESPACE_URL, f"eventviewer:{stem}:{first_id}").hex
     return source
+
+
+def _capped(events: Iterator[RawEvent], files: Files, name: str, where: str) -> Iterator[RawEvent]:
+    """The events of a JSON or JSONL file, refused at once when there are more than
+    EVENTVIEWER_MAX_EVENTS (counted before any is imported) or none."""
+    cap = settings.EVENTVIEWER_MAX_EVENTS
+    try:
+        count = _count_events(files, name, cap)
+    except (UNREADABLE, ValueError):
+        count = 0  # reading the events says what is wrong
+    if count > cap:
+        yield RawEvent(0, where, None, b"", _too_many(cap))
+        return
+    seq = -1
+    for seq, event in enumerate(events):  # noqa: B007 (seq is used after the loop)
+        yield event
+    if seq < 0:
+        yield RawEvent(0, where, None, b"", "holds no events")
+
+
+def _count_events(files: Files, name: str, cap: int) -> int:
+    """How many events the file holds, exactly when it may be more than ``cap``:
+    counting a brace or a line break per event first is cheap, and enough for all
+    but the biggest files."""
+    mark = b"\n" if name.endswith(".jsonl") else b"{"
+    with files.open(name) as f:
+        upper = sum(chunk.count(mark) for chunk in iter(lambda: f.read(READ_CHUNK), b"")) + (mark == b"\n")
+    if upper <= cap:
+        return upper
+    count = 0
+    with files.open(name) as f:
+        if mark == b"\n":
+            count = sum(1 for line in f if line.strip())
+        else:
+            for _ in _ArrayItems(f, settings.EVENTVIEWER_MAX_EVENT_BYTES).items():
+                count += 1
+                if count > cap:
+                    break
+    return count
+
+
+def _too_many(cap: int) -> str:
+    return f"more than {cap:,} events, over the limit (EVENTVIEWER_MAX_EVENTS)"
 
 
 def _jsonl_events(files: Files, name: str, where: str) -> Iterator[RawEvent]:
@@ -500,26 +553,177 @@ def _jsonl_lines(files: Files, name: str, where: str, file_cap: int, event_cap: 
             seq += 1
 
 
-def _json_array_events(files: Files, name: str, where: str) -> list[RawEvent]:
-    # Each item is checked for nesting as it is written out on its own.
-    data, _, error = _read_json(
-        files, name, settings.EVENTVIEWER_MAX_FILE_BYTES, "EVENTVIEWER_MAX_FILE_BYTES", nesting=False
-    )
-    if error:
-        return [RawEvent(0, where, None, b"", error)]
-    if isinstance(data, dict) and isinstance(data.get("events"), list):
-        data = data["events"]
-    if not isinstance(data, list):
-        return [RawEvent(0, where, None, b"", 'expected a JSON array of events (or an object with an "events" array)')]
-    return [_array_item(seq, f"{where}[{seq}]", item) for seq, item in enumerate(data)]
-
-
-def _array_item(seq: int, where: str, item: Any) -> RawEvent:
-    """An item of a JSON array file, written out on its own: what EventPayload keeps."""
+def _json_array_events(files: Files, name: str, where: str) -> Iterator[RawEvent]:
+    """The items of a JSON array file (or of the "events" array of an object), read one
+    at a time and kept as the bytes they were: memory holds a chunk of the file and one
+    event, however big the file."""
+    file_cap, event_cap = settings.EVENTVIEWER_MAX_FILE_BYTES, settings.EVENTVIEWER_MAX_EVENT_BYTES
+    size = files.size(name)
+    if size > file_cap:
+        yield RawEvent(0, where, None, b"", _too_big(size, file_cap, "EVENTVIEWER_MAX_FILE_BYTES"))
+        return
+    seq = 0
     try:
-        return RawEvent(seq, where, item, orjson.dumps(item))
-    except orjson.JSONEncodeError:
-        return RawEvent(seq, where, item, b"", _TOO_DEEP)
+        with files.open(name) as f:
+            for raw in _ArrayItems(f, event_cap).items():
+                data, raw, error = _parse(raw)
+                yield RawEvent(seq, f"{where}[{seq}]", data, raw, error)
+                seq += 1
+    except _NotAnArray:
+        yield RawEvent(0, where, None, b"", 'expected a JSON array of events (or an object with an "events" array)')
+    except _BadItem as e:
+        yield RawEvent(seq, f"{where}[{seq}]" if e.in_item else where, None, b"", e.args[0])
+    except UNREADABLE as e:
+        yield RawEvent(seq, where, None, b"", f"cannot be read ({e})")
+
+
+class _NotAnArray(Exception):
+    pass
+
+
+class _BadItem(Exception):
+    def __init__(self, message: str, in_item: bool = True):
+        super().__init__(message)
+        self.in_item = in_item
+
+
+_SPACE = re.compile(r"[ \t\n\r]*")
+_ENDS = re.compile(r"[\]}]")
+MAX_DEEP_TRIES = 10_000
+_DECODER = json.JSONDecoder()
+
+
+class _ArrayItems:
+    """The top-level items of a JSON array (or of an object's "events" array) as the
+    text they were, read a chunk at a time. The standard library's decoder finds
+    where each item ends (in C); orjson then parses the item as any event file's."""
+
+    def __init__(self, f: BinaryIO, cap: int):
+        self.f, self.cap = f, cap
+        self.utf8 = codecs.getincrementaldecoder("utf-8")()
+        self.text, self.pos, self.eof = "", 0, False
+        self.in_object = False  # the array is an object's "events" member
+
+    def _more(self, size: int = READ_CHUNK) -> bool:
+        if self.eof:
+            return False
+        data = self.f.read(size)
+        try:
+            decoded = self.utf8.decode(data, final=not data)
+        except UnicodeDecodeError as e:
+            raise _BadItem(f"malformed JSON (not valid UTF-8: {e.reason})", in_item=False) from None
+        self.eof = not data
+        self.text = self.text[self.pos :] + decoded
+        self.pos = 0
+        return True
+
+    def _next_char(self) -> str:
+        while True:
+            self.pos = _SPACE.match(self.text, self.pos).end()
+            if self.pos < len(self.text) or not self._more():
+                return self.text[self.pos : self.pos + 1]
+
+    def _value(self) -> str:
+        """The text of the JSON value starting here (the caller checks what it holds)."""
+        self._next_char()
+        size = READ_CHUNK
+        while True:
+            try:
+                _, end = _DECODER.raw_decode(self.text, self.pos)
+            except json.JSONDecodeError as e:
+                if len(self.text) - self.pos > self.cap:
+                    raise _BadItem(self._too_big()) from None
+                if not self._more(size):
+                    raise _BadItem(f"malformed JSON ({e.msg})") from None
+                size *= 2  # a big item: read more at a time, so it is decoded few times over
+                continue
+            except RecursionError:
+                return self._deep_value()
+            if end == len(self.text) and self._more(size):
+                continue  # a number may go on in the next chunk
+            value, self.pos = self.text[self.pos : end], end
+            return value
+
+    def _deep_value(self) -> str:
+        """A value nested too deep for the standard library's decoder: the first end of
+        an array or object up to which orjson parses (a value is never a prefix of
+        another, so nothing shorter parses). Tried a bounded number of times."""
+        searched, tries = 1, 0  # characters after self.pos already searched
+        while True:
+            for match in _ENDS.finditer(self.text, self.pos + searched):
+                tries += 1
+                if tries > MAX_DEEP_TRIES:
+                    raise _BadItem(_TOO_DEEP)
+                try:
+                    orjson.loads(self.text[self.pos : match.end()])
+                except orjson.JSONDecodeError:
+                    continue
+                value, self.pos = self.text[self.pos : match.end()], match.end()
+                return value
+            searched = len(self.text) - self.pos
+            if searched > self.cap or not self._more():
+                raise _BadItem(_TOO_DEEP)
+
+    def items(self) -> Iterator[bytes]:
+        first = self._next_char()
+        if first == "{":
+            self.in_object = True
+            self._find_events()
+        elif first != "[":
+            raise _NotAnArray
+        self.pos += 1
+        if self._next_char() == "]":
+            self.pos += 1
+        else:
+            while True:
+                item = self._value().encode()
+                if len(item) > self.cap:
+                    raise _BadItem(self._too_big())
+                yield item
+                separator = self._next_char()
+                self.pos += 1
+                if separator == "]":
+                    break
+                if separator != ",":
+                    raise _BadItem("malformed JSON (expected , or ] after an item)")
+                self._next_char()
+        if not self._rest_is_space():
+            raise _BadItem("malformed JSON (more after the end of the array)", in_item=False)
+
+    def _too_big(self) -> str:
+        return f"an item over the limit of {self.cap:,} bytes (EVENTVIEWER_MAX_EVENT_BYTES)"
+
+    def _find_events(self) -> None:
+        """Move to the "events" array of a top-level object, skipping other members
+        (each bounded like an item)."""
+        self.pos += 1
+        while self._next_char() == '"':
+            key = json.loads(self._value())
+            if self._next_char() != ":":
+                raise _BadItem("malformed JSON (expected : after a key)", in_item=False)
+            self.pos += 1
+            if key == "events" and self._next_char() == "[":
+                return
+            self._value()
+            if self._next_char() == ",":
+                self.pos += 1
+        raise _NotAnArray
+
+    def _rest_is_space(self) -> bool:
+        if self.in_object:  # the object's other members, each bounded like an item
+            while self._next_char() == ",":
+                self.pos += 1
+                if self._next_char() != '"':
+                    return False
+                self._value()
+                if self._next_char() != ":":
+                    return False
+                self.pos += 1
+                self._value()
+            if self._next_char() != "}":
+                return False
+            self.pos += 1
+        return self._next_char() == ""
 
 
 # What reading a file on disk or in a zip can raise: a vanished or unreadable file, a
@@ -527,36 +731,77 @@ def _array_item(seq: int, where: str, item: Any) -> RawEvent:
 UNREADABLE = (OSError, EOFError, zipfile.BadZipFile, zlib.error, RuntimeError, NotImplementedError)
 
 
-def _read_json(files: Files, name: str, cap: int, setting: str, nesting: bool = True) -> tuple[Any, bytes, str]:
+def _read_json(files: Files, name: str, cap: int, setting: str) -> tuple[Any, bytes, str]:
     try:
         content = read_capped(files, name, cap)
     except TooBig as e:
         return None, b"", _too_big(e.size, cap, setting)
     except UNREADABLE as e:
         return None, b"", f"cannot be read ({e})"
-    return _parse(content, nesting)
+    return _parse(content)
 
 
-def _parse(content: bytes, nesting: bool = True) -> tuple[Any, bytes, str]:
-    """The JSON in ``content``, or why not. With ``nesting``, JSON nested deeper than
-    orjson writes back out (and deep enough to exhaust Python's recursion in ``==``,
-    ``str()`` and the event cards) is refused too."""
+def _parse(content: bytes) -> tuple[Any, bytes, str]:
+    """The JSON in ``content``, or why not. JSON nested deeper than orjson writes back
+    out (and deep enough to exhaust Python's recursion in ``==``, ``str()`` and the
+    event cards) is refused, and so is a key given twice in one object: which of the
+    two counts is anyone's guess (orjson keeps the last)."""
     try:
         data = orjson.loads(content)  # which also refuses bytes that are not UTF-8
     except orjson.JSONDecodeError as e:
         return None, b"", f"malformed JSON ({e})"
-    if nesting and content.count(b"[") + content.count(b"{") > MAX_NESTING and not _writable(data):
-        return None, b"", _TOO_DEEP
+    if isinstance(data, (dict, list)):
+        written = _written(data)
+        if written is None:
+            return data, b"", _TOO_DEEP  # the data names the event in the problem line
+        if _may_repeat_keys(content, written):
+            key = _repeated_key(content)
+            if key is not None:
+                return data, b"", f'the key "{key[:100]}" appears twice in one object'
     return data, content.strip(), ""
 
 
-def _writable(data: Any) -> bool:
-    """Whether orjson can write ``data`` out again: it refuses nesting deeper than MAX_NESTING."""
+def _written(data: Any) -> bytes | None:
+    """``data`` written out again by orjson, or None when it is nested deeper than
+    MAX_NESTING (which orjson refuses to write)."""
     try:
-        orjson.dumps(data)
+        return orjson.dumps(data)
     except orjson.JSONEncodeError:
-        return False
-    return True
+        return None
+
+
+def _may_repeat_keys(content: bytes, written: bytes) -> bool:
+    """A cheap test that never misses a repeated key. Parsing keeps one of each
+    repeated key and drops the others, each with the colon after it: so the text
+    written back has fewer colons than the one read. Colons inside strings stay
+    colons, unless the text escapes them (\\u003a), which is rare: then look closely."""
+    return written.count(b":") != content.count(b":") or b"\\u003" in content
+
+
+class _RepeatedKey(Exception):
+    pass
+
+
+def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _RepeatedKey(key)
+            seen.add(key)
+    return result
+
+
+def _repeated_key(content: bytes) -> str | None:
+    """The first key that appears twice in one object (the slow, exact look)."""
+    try:
+        json.loads(content, object_pairs_hook=_no_repeats)
+    except _RepeatedKey as e:
+        return str(e.args[0])
+    except (ValueError, RecursionError):
+        return None
+    return None
 
 
 def _too_big(size: int, cap: int, setting: str) -> str:

@@ -16,7 +16,7 @@ from eventviewer.imports.importer import ImportFailed, import_paths
 
 @require_http_methods(["GET", "HEAD", "POST"])
 def import_upload(request: HttpRequest) -> HttpResponse:
-    form = UploadForm(request.POST or None, request.FILES or None)
+    form = UploadForm(request.POST, request.FILES) if request.method == "POST" else UploadForm()
     problems: list[str] = []
     if request.method == "POST" and form.is_valid():
         with tempfile.TemporaryDirectory(prefix="eventviewer-upload-") as tmp:
