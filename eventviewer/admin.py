@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 from django.utils.html import format_html
 
+from eventviewer import tasks
 from eventviewer.models import Conversation, Event, ShareLink
 
 
@@ -19,6 +20,25 @@ class ConversationAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # conversations come in through import only
+
+    def get_queryset(self, request: HttpRequest):
+        return super().get_queryset(request).filter(deleting=False)
+
+    def get_deleted_objects(self, objs, request: HttpRequest):
+        """What deleting means, in a few lines: listing every event would take longer
+        than deleting them."""
+        lines = [f"{c}: {c.event_count:,} events, its base_state.json and share links" for c in objs]
+        lines += [f"sub-agent {s}: {s.event_count:,} events" for c in objs for s in c.subagent_conversations()]
+        return lines, {}, set(), []
+
+    def delete_model(self, request: HttpRequest, obj: Conversation) -> None:
+        self.delete_queryset(request, Conversation.objects.filter(pk=obj.pk))
+
+    def delete_queryset(self, request: HttpRequest, queryset) -> None:
+        # Hidden at once, deleted in the background a batch of events at a time.
+        pks = list(queryset.values_list("pk", flat=True))
+        Conversation.objects.filter(pk__in=pks).update(deleting=True)
+        tasks.delete_conversations.enqueue(pks)
 
 
 @admin.register(Event)
@@ -43,7 +63,7 @@ class EventAdmin(admin.ModelAdmin):
         return False  # events never change once imported
 
     def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False  # nor go away, but with their whole conversation
+        return False  # nor go away, but with their whole conversation (deleted from its page)
 
 
 @admin.register(ShareLink)

@@ -1,13 +1,15 @@
 from __future__ import annotations
 
 import secrets
+import uuid
 from datetime import datetime
+from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import quote, urlencode
 
 import lz4.block
 from django.conf import settings
-from django.db import connection, models
+from django.db import connection, models, transaction
 from django.urls import reverse
 from django.utils import timezone
 
@@ -34,6 +36,9 @@ def raw_path(event_id: str) -> str:
     if event_id in (".", ".."):
         return f"events/raw.json?{urlencode({'id': event_id})}"
     return f"events/{quote(event_id, safe='')}/raw.json"
+
+
+DELETE_BATCH = 2000  # events deleted per transaction
 
 
 class HeadBranch(NamedTuple):
@@ -66,6 +71,8 @@ class Conversation(models.Model):
     pending_count = models.PositiveIntegerField(default=0)
     mismatch_count = models.PositiveIntegerField(default=0)
     skeleton = models.JSONField(default=dict, blank=True)  # see trajectory.skeleton
+    # Set when its deletion starts: hidden everywhere from then on, while its rows go in batches.
+    deleting = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["-imported_at"]
@@ -128,6 +135,49 @@ class Conversation(models.Model):
         rows = self.events.filter(depth__isnull=False).light_rows()
         event_id = {row.pk: row.event_id for row in rows}
         return [Node.of(row, event_id.get(row.parent_pk)) for row in rows]
+
+    def subagent_conversations(self) -> list[Conversation]:
+        """The conversations of the sub-agents this one ran, and theirs, deepest last.
+        (Read through a ``subagents`` relation when Conversation has one.)"""
+        found: list[Conversation] = []
+        level = [self]
+        while level:
+            relation = [getattr(c, "subagents", None) for c in level]
+            level = [child for r in relation if r is not None for child in r.all()]
+            found.extend(level)
+        return found
+
+    def delete_in_batches(self, batch: int = DELETE_BATCH) -> int:
+        """Delete this conversation and its sub-agents' with their events, payloads,
+        base_state and share links, ``batch`` events per transaction, so that no reader
+        or importer waits long on the database. Returns the number of events deleted.
+
+        It is hidden at once (``deleting``: no page, list or link shows it); if this
+        stops half-way, running it again finishes the job."""
+        deleted = 0
+        for conversation in [*reversed(self.subagent_conversations()), self]:
+            with transaction.atomic():
+                Conversation.objects.filter(pk=conversation.pk).update(deleting=True, head=None)
+                conversation.share_links.all().delete()
+            while True:
+                with transaction.atomic():
+                    # Newest first, so children go before their parents (a child written
+                    # before its parent, never in an SDK log, is cut loose first).
+                    pks = list(
+                        Event.objects.filter(conversation=conversation)
+                        .order_by("-seq")
+                        .values_list("pk", flat=True)[:batch]
+                    )
+                    if not pks:
+                        break
+                    Event.objects.filter(parent__in=pks).exclude(pk__in=pks).update(parent=None)
+                    EventPayload.objects.filter(pk__in=pks).delete()
+                    Event.objects.filter(pk__in=pks).delete()
+                    deleted += len(pks)
+            with transaction.atomic():
+                ConversationState.objects.filter(conversation=conversation).delete()
+                Conversation.objects.filter(pk=conversation.pk).delete()
+        return deleted
 
     def read_path(self, leaf: Event) -> Reading:
         """The branch ending at ``leaf``: path, turns, pending and mismatched."""
@@ -293,6 +343,42 @@ class ConversationState(models.Model):
     @property
     def raw(self) -> bytes:
         return unpack(self.packed)
+
+
+class Upload(models.Model):
+    """Files sent from the Import page, imported in the background: the task's
+    outcome, for the page that follows it."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)  # not guessable
+    names = models.JSONField(default=list)  # the files' names, as uploaded
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+    task_id = models.CharField(max_length=64, blank=True)  # the background task importing them
+    finished_at = models.DateTimeField(null=True, blank=True)
+    results = models.JSONField(default=list)  # one {conversation_id, title, url, created, added, unchanged} each
+    problems = models.JSONField(default=list)  # why nothing was imported, one line each
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"upload of {', '.join(self.names)[:200]}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("eventviewer:import-progress", args=[self.id])
+
+    @property
+    def folder(self) -> Path:
+        """Where its files wait for the worker (a folder both must see)."""
+        return Path(settings.EVENTVIEWER_UPLOAD_DIR) / str(self.id)
+
+    def stored_name(self, number: int) -> str:
+        """The name its ``number``th file is saved under (the sent name may be anything)."""
+        return f"upload-{number}{Path(self.names[number]).suffix.lower()}"
+
+    def paths(self) -> list[tuple[Path, str]]:
+        """(saved file, the name it was sent under) for each file, as import_paths takes them."""
+        return [(self.folder / self.stored_name(n), name) for n, name in enumerate(self.names)]
 
 
 class ShareLink(models.Model):

@@ -8,6 +8,7 @@ from eventviewer.views import conversations, events, imports, share, site
 app_patterns = [
     path("", conversations.conversation_list, name="conversation-list"),
     path("import/", imports.import_upload, name="import"),
+    path("import/<uuid:upload_id>/", imports.import_progress, name="import-progress"),
     path("c/<str:conversation_id>/", conversations.conversation, name="conversation"),
     path("c/<str:conversation_id>/diagram.svg", conversations.diagram_svg, name="diagram"),
     path("c/<str:conversation_id>/base_state.json", conversations.base_state, name="base-state"),
@@ -16,6 +17,7 @@ app_patterns = [
     path("c/<str:conversation_id>/events/<path:event_id>/", events.event_detail, name="event"),
     path("c/<str:conversation_id>/events/", events.event_detail, name="event-by-query"),  # ?id=. or ?id=..
     path("c/<str:conversation_id>/head/", conversations.set_head, name="set-head"),
+    path("c/<str:conversation_id>/delete/", conversations.delete, name="delete"),
     path("c/<str:conversation_id>/share/", share.share_create, name="share-create"),
     path("c/<str:conversation_id>/share/<int:pk>/revoke/", share.share_revoke, name="share-revoke"),
     path("s/<str:token>/", share.shared_conversation, name="share"),

@@ -23,6 +23,7 @@ import orjson
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.utils import timezone
 
+from eventviewer.imports.progress import Progress
 from eventviewer.imports.sources import ConversationSource, Parsed, SourceError, find_conversations
 from eventviewer.models import (
     LIGHT_COLUMNS,
@@ -69,10 +70,21 @@ class Imported:
     created: bool
     added: int
 
+    @property
+    def unchanged(self) -> int:
+        """Events that were already stored."""
+        return self.conversation.event_count - self.added
 
-def import_paths(paths: Iterable[tuple[Path, str]]) -> list[Imported]:
+    def describe(self) -> str:
+        """What the import did to this conversation, in a few words."""
+        if not self.added:
+            return "nothing new"
+        return f"{self.added:,} new event{'s' if self.added != 1 else ''}, {self.unchanged:,} unchanged"
+
+
+def import_paths(paths: Iterable[tuple[Path, str]], progress: Progress | None = None) -> list[Imported]:
     """Import every conversation found in ``paths`` ((path, label) pairs) in one
-    transaction, or raise ImportFailed and write nothing."""
+    transaction, or raise ImportFailed and write nothing. ``progress`` counts as it goes."""
     problems: list[str] = []
     sources: list[ConversationSource] = []
     for path, label in paths:
@@ -82,7 +94,11 @@ def import_paths(paths: Iterable[tuple[Path, str]]) -> list[Imported]:
             problems.append(str(e))
     if problems:
         raise ImportFailed(problems)
-    return _import_all(sources, problems)
+    progress = progress if progress is not None else Progress()
+    progress.conversations_total = len(sources)
+    expected = [source.expected for source in sources]
+    progress.events_total = None if None in expected else sum(expected)
+    return _import_all(sources, problems, progress)
 
 
 @contextmanager
@@ -106,7 +122,7 @@ def tuned_for_bulk_import() -> Iterator[None]:
             gc.enable()
 
 
-def _import_all(sources: list[ConversationSource], problems: list[str]) -> list[Imported]:
+def _import_all(sources: list[ConversationSource], problems: list[str], progress: Progress) -> list[Imported]:
     results = []
     if connection.vendor == "sqlite":
         # A bigger page cache (16 MiB) keeps index pages in memory instead of
@@ -116,8 +132,9 @@ def _import_all(sources: list[ConversationSource], problems: list[str]) -> list[
     with transaction.atomic():
         for source in sources:
             try:
+                progress.source(source.where)
                 with transaction.atomic():
-                    results.append(_import(source))
+                    results.append(_import(source, progress))
             except ImportFailed as e:
                 problems.extend(e.problems)
         if problems:
@@ -125,19 +142,26 @@ def _import_all(sources: list[ConversationSource], problems: list[str]) -> list[
     return results
 
 
-def _import(source: ConversationSource) -> Imported:
+def _import(source: ConversationSource, progress: Progress) -> Imported:
     if source.problems:
         raise ImportFailed(source.problems)
     source_state = source.state()
     if source_state.problems:  # it changed since it was found
         raise ImportFailed(source_state.problems)
     conversation, created = Conversation.objects.get_or_create(conversation_id=source.conversation_id)
+    if conversation.deleting:
+        raise ImportFailed(
+            [
+                f"{source.where}: conversation {conversation.conversation_id} is being deleted; "
+                "import it again once that is done"
+            ]
+        )
     if not created and connection.features.has_select_for_update:
         # Concurrent re-imports of one conversation queue here and each event lands once.
         # (A new row is this transaction's until it commits; SQLite has one writer at a time.)
         conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
     writer = _Writer(conversation, new=created)
-    writer.consume(source.parsed())
+    writer.consume(source.parsed(), progress, source.expected is not None)
     if writer.problems:
         raise ImportFailed(writer.problems)
     try:
@@ -227,10 +251,12 @@ class _Writer:
         self.outcome_of[event_id] = kinds.outcome(light)
         return True
 
-    def consume(self, events: Iterable[Parsed]) -> None:
+    def consume(self, events: Iterable[Parsed], progress: Progress, file_each: bool) -> None:
+        """Take every event; ``file_each``: each came from a file of its own."""
         try:
             for event in events:
                 self._take(event)
+                progress.event(file_each)
             self._flush()
         finally:
             self.close()

@@ -9,11 +9,13 @@ with the size of a conversation.
 from __future__ import annotations
 
 import codecs
+import ctypes
 import hashlib
 import json
 import multiprocessing
 import os
 import re
+import signal
 import stat
 import uuid
 import zipfile
@@ -103,6 +105,7 @@ class ConversationSource:
     conversation_id: str
     where: str
     problems: list[str] = field(default_factory=list)  # found before reading events
+    expected: int | None = None  # events to read, when known before reading (a folder's files)
     _events: Any = None  # () -> Iterator[RawEvent]
     _parsed: Any = None  # () -> Iterator[Parsed], when a worker process reads the events
     _state: Any = None  # () -> State, when there is a base_state.json
@@ -390,6 +393,7 @@ def _folder_source(
             )
             break
 
+    source.expected = len(items)
     cap = settings.EVENTVIEWER_MAX_EVENT_BYTES
     source._events = lambda: (_read_event(files, item, cap) for item in items)
     if isinstance(files, DirectoryFiles) and len(items) >= PARALLEL_FROM:
@@ -439,6 +443,20 @@ def _unplain(row: tuple) -> Parsed:
     return Parsed(row[0], row[1], Light._make(light) if light else None, *row[3:])
 
 
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _die_with_parent(parent: int) -> None:
+    """Make a parser worker end with the import that forked it, even one killed
+    outright (SIGKILL runs no clean-up): Linux sends it SIGKILL when its parent goes."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux
+        pass
+    if os.getppid() != parent:  # the parent went before prctl took hold
+        os._exit(1)
+
+
 def _parse_in_workers(root: str, items: list[tuple[int, str, str, str]], cap: int) -> Iterator[Parsed]:
     """Read and check events in worker processes while the caller writes the ones
     before: parsing and writing each take one core. A few chunks run ahead, no more,
@@ -446,7 +464,12 @@ def _parse_in_workers(root: str, items: list[tuple[int, str, str, str]], cap: in
     workers = max(2, min(4, (os.cpu_count() or 2) - 1))
     # Forked, not spawned: a spawned worker re-imports the caller's __main__ (any script
     # or notebook calling the importer); these workers only read files and parse.
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
+    pool = ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_die_with_parent,
+        initargs=(os.getpid(),),
+    )
     pending: deque = deque()
     try:
         for start in range(0, len(items), CHUNK):

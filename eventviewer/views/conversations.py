@@ -16,10 +16,10 @@ from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.safestring import SafeString, mark_safe
-from django.views.decorators.http import require_POST, require_safe
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from eventviewer import cards
+from eventviewer import cards, tasks
 from eventviewer.forms import ConversationListForm, EventForm, HeadForm, PathForm, ShareForm
 from eventviewer.lookups import checked, get_conversation, get_event, get_leaf, valid
 from eventviewer.models import Conversation, ConversationState, Event, EventPayload, unpack
@@ -168,7 +168,7 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
 @vary_on_headers("HX-Request")
 def conversation_list(request: HttpRequest) -> HttpResponse:
     form = checked(ConversationListForm(request.GET))
-    conversations = Conversation.objects.all()
+    conversations = Conversation.objects.filter(deleting=False)
     q = form.cleaned_data["q"].strip()
     if q:
         match = Q(title__icontains=q)
@@ -191,7 +191,7 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
         "sort": sort,
         "dir": direction,
         "columns": columns,
-        "total": Conversation.objects.count(),
+        "total": Conversation.objects.filter(deleting=False).count(),
     }
     if request.htmx and not request.htmx.history_restore_request:
         return render(request, "conversations/list.html#table", context)
@@ -252,3 +252,18 @@ def base_state(request: HttpRequest, conversation_id: str) -> HttpResponse:
     response = HttpResponse(unpack(packed), content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="{conversation.conversation_id}-base_state.json"'
     return response
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@login_required
+def delete(request: HttpRequest, conversation_id: str) -> HttpResponse:
+    """Ask first (GET); then hide the conversation at once and delete it in the
+    background (POST): a big one takes a while, a batch of events at a time."""
+    conversation = get_conversation(conversation_id)
+    if request.method != "POST":
+        subagents = conversation.subagent_conversations()
+        return render(request, "conversations/delete.html", {"conversation": conversation, "subagents": subagents})
+    Conversation.objects.filter(pk=conversation.pk).update(deleting=True)
+    tasks.delete_conversations.enqueue([conversation.pk])
+    messages.success(request, f"Deleting {conversation} ({conversation.event_count:,} events) in the background.")
+    return redirect("eventviewer:conversation-list")

@@ -66,7 +66,7 @@ def _shared(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     @wraps(view)
     def wrapper(request: HttpRequest, token: str, *args, **kwargs) -> HttpResponse:
         share = ShareLink.objects.select_related("conversation").filter(token=token).first()
-        if share is None:
+        if share is None or share.conversation.deleting:
             raise Http404("This share link does not exist.")
         if not share.is_active:
             return render(request, "share/gone.html", {"scope": Scope(None, reviewer=True)}, status=410)
