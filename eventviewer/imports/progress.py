@@ -76,11 +76,12 @@ class Progress:
 
 @contextmanager
 def ticking(seconds: float, tick: Callable[[], None]) -> Iterator[None]:
-    """Call ``tick`` every ``seconds`` from a thread of its own while the block runs
-    (and once more at its end), whatever the block is busy with."""
+    """Call ``tick`` from a thread of its own as the block starts, every ``seconds``
+    while it runs (whatever it is busy with), and once more at its end."""
     stop = threading.Event()
 
     def run() -> None:
+        tick()
         while not stop.wait(seconds):
             tick()
 

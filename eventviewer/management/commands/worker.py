@@ -22,6 +22,12 @@ class Command(DatabaseWorker):
         "and EVENTVIEWER_UPLOAD_DIR."
     )
 
+    def add_arguments(self, parser) -> None:
+        super().add_arguments(parser)
+        # The reloader runs the worker in a child process, which a signal to the
+        # parent would leave running: off unless asked for, even with DEBUG on.
+        parser.set_defaults(reload=False)
+
     def handle(self, *args, **options) -> None:
         _reap()
         with ticking(REAP_EVERY, _reap):
