@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import secrets
+import time
 import uuid
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
@@ -147,19 +149,21 @@ class Conversation(models.Model):
             found.extend(level)
         return found
 
-    def delete_in_batches(self, batch: int = DELETE_BATCH) -> int:
+    def delete_in_batches(self, batch: int = DELETE_BATCH, timed: Callable[[float], None] | None = None) -> int:
         """Delete this conversation and its sub-agents' with their events, payloads,
         base_state and share links, ``batch`` events per transaction, so that no reader
         or importer waits long on the database. Returns the number of events deleted.
 
         It is hidden at once (``deleting``: no page, list or link shows it); if this
-        stops half-way, running it again finishes the job."""
+        stops half-way, running it again finishes the job. ``timed`` hears how long
+        each transaction took."""
         deleted = 0
         for conversation in [*reversed(self.subagent_conversations()), self]:
             with transaction.atomic():
                 Conversation.objects.filter(pk=conversation.pk).update(deleting=True, head=None)
                 conversation.share_links.all().delete()
             while True:
+                started = time.perf_counter()
                 with transaction.atomic():
                     # Newest first, so children go before their parents (a child written
                     # before its parent, never in an SDK log, is cut loose first).
@@ -174,6 +178,8 @@ class Conversation(models.Model):
                     EventPayload.objects.filter(pk__in=pks).delete()
                     Event.objects.filter(pk__in=pks).delete()
                     deleted += len(pks)
+                if timed is not None:
+                    timed(time.perf_counter() - started)
             with transaction.atomic():
                 ConversationState.objects.filter(conversation=conversation).delete()
                 Conversation.objects.filter(pk=conversation.pk).delete()

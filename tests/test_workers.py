@@ -180,3 +180,57 @@ def test_parser_workers_exit_when_their_import_is_killed(env, tmp_path):
         if process.poll() is None:
             process.kill()
     assert shell(env, "from eventviewer.models import Event; print(Event.objects.count())") == "0"
+
+
+READER = """
+import json, time
+from collections import Counter
+from django.test import Client
+client, seen, slowest = Client(), Counter(), 0.0
+urls = ["/", "/c/{cid}/", "/c/{cid}/?leaf=m50000", "/api/conversations/{cid}/path/?limit=100", "/api/conversations/"]
+deadline = time.monotonic() + 120
+while time.monotonic() < deadline:
+    for url in urls:
+        started = time.perf_counter()
+        status = client.get(url).status_code
+        slowest = max(slowest, time.perf_counter() - started)
+        seen[status] += 1
+    if client.get("/c/{cid}/").status_code == 404 and seen[404] > 20:
+        break
+print(json.dumps({{"statuses": seen, "slowest": slowest}}))
+"""
+
+
+def test_deleting_100000_events_goes_in_short_batches_while_readers_read(env, tmp_path):
+    path = tmp_path / "big.jsonl"
+    with open(path, "w") as f:
+        f.write(json.dumps(message("m0", None, "start")) + "\n")
+        for i in range(1, 100_000):
+            f.write(json.dumps(message(f"m{i}", f"m{i - 1}", f"step {i}")) + "\n")
+    out = manage(env, "import_conversation", str(path))
+    cid = out.split()[1].rstrip(":")
+    reader_env = {**env, "EVENTVIEWER_REQUIRE_LOGIN": "false"}
+    readers = [
+        subprocess.Popen(
+            [sys.executable, "manage.py", "shell", "--no-imports", "-c", READER.format(cid=cid)],
+            cwd=ROOT,
+            env=reader_env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    time.sleep(2)  # the readers are reading
+    deleted = manage(env, "delete_conversation", cid, "-v", "2")
+    assert deleted.startswith(f"deleted {cid}: 100,000 events")
+    longest = float(deleted.split("the longest ")[1].split()[0])
+    assert longest < 1.0, deleted
+    for reader in readers:
+        out, err = reader.communicate(timeout=180)
+        assert reader.returncode == 0, err
+        seen = json.loads(out)["statuses"]
+        assert set(seen) <= {"200", "404"} and seen.get("200") and seen.get("404"), seen
+    left = "from eventviewer.models import Event, EventPayload, Conversation; "
+    left += "print(Event.objects.count(), EventPayload.objects.count(), Conversation.objects.count())"
+    assert shell(env, left) == "0 0 0"

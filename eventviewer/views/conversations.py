@@ -21,7 +21,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from eventviewer import cards, tasks
 from eventviewer.forms import ConversationListForm, EventForm, HeadForm, PathForm, ShareForm
-from eventviewer.lookups import checked, get_conversation, get_event, get_leaf, valid
+from eventviewer.lookups import GONE, checked, get_conversation, get_event, get_leaf, valid
 from eventviewer.models import Conversation, ConversationState, Event, EventPayload, unpack
 from eventviewer.scope import Scope
 from eventviewer.trajectory import diagram
@@ -73,6 +73,8 @@ def _rows(reading: Reading, span: Span) -> list[Row]:
     turns = reading.turns[span.start : span.end]
     pks = [e.pk for t in turns for e in t.events]
     packed = dict(EventPayload.objects.filter(pk__in=pks).values_list("pk", "packed")) if pks else {}
+    if len(packed) < len(pks):  # deleted while this page was read
+        raise Http404(GONE)
     pairing = reading.pairing
     pending = set(pairing.pending)
     rows = []

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import orjson
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from eventviewer import cards
 from eventviewer.forms import EventForm
-from eventviewer.lookups import get_conversation, get_event, valid
+from eventviewer.lookups import GONE, get_conversation, get_event, valid
 from eventviewer.models import Conversation, Event, EventPayload, unpack
 from eventviewer.scope import Scope
 from eventviewer.trajectory.skeleton import latest_leaf_below
@@ -23,7 +23,7 @@ def event_page(request: HttpRequest, scope: Scope, event_id: str) -> HttpRespons
     conversation = scope.conversation
     event = get_event(conversation, event_id)
     params = valid(EventForm, request.GET)
-    raw = unpack(EventPayload.objects.values_list("packed", flat=True).get(pk=event.pk))
+    raw = _stored(event)
     data = orjson.loads(raw)
     leaf = None
     if event.is_tree_node:
@@ -53,10 +53,17 @@ def event_page(request: HttpRequest, scope: Scope, event_id: str) -> HttpRespons
     return render(request, "conversations/event.html", context)
 
 
+def _stored(event: Event) -> bytes:
+    packed = EventPayload.objects.filter(pk=event.pk).values_list("packed", flat=True).first()
+    if packed is None:  # deleted since the event was read
+        raise Http404(GONE)
+    return unpack(packed)
+
+
 def _branch_through(conversation: Conversation, event: Event, path_ids: list[str]) -> str:
     """The branch to show an event on: HEAD's if the event is on it, else the most
     recent leaf below the event."""
-    head = conversation.head
+    head = Event.objects.filter(pk=conversation.head_id).first() if conversation.head_id else None
     if head is not None and head.depth is not None and event.depth <= head.depth:
         head_path = Event.objects.path_to(head)
         if head_path[event.depth].pk == event.pk:
@@ -73,7 +80,7 @@ def event_id_of(request: HttpRequest, event_id: str | None) -> str:
 def raw_response(scope: Scope, event_id: str) -> HttpResponse:
     """An event's stored JSON, byte for byte, as a download."""
     event = get_event(scope.conversation, event_id)
-    raw = unpack(EventPayload.objects.values_list("packed", flat=True).get(pk=event.pk))
+    raw = _stored(event)
     response = HttpResponse(raw, content_type="application/json")
     safe_name = "".join(c if c.isalnum() or c in "-_." else "_" for c in event.event_id)[:100].strip(".") or "event"
     response["Content-Disposition"] = f'attachment; filename="{safe_name}.json"'

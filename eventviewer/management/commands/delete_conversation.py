@@ -23,5 +23,8 @@ class Command(BaseCommand):
                 raise CommandError(f"{raw}: no such conversation (nothing was deleted)")
             conversations.append(found)
         for conversation in conversations:
-            count = conversation.delete_in_batches()
+            batches: list[float] = []
+            count = conversation.delete_in_batches(timed=batches.append)
             self.stdout.write(f"deleted {conversation.conversation_id}: {count:,} events")
+            if options["verbosity"] > 1 and batches:
+                self.stdout.write(f"  {len(batches)} batches, the longest {max(batches):.3f} s")
