@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
+from urllib.parse import urlencode
 
 import orjson
 from django.core.exceptions import BadRequest
@@ -11,7 +12,7 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from eventviewer.forms import EventForm
+from eventviewer.forms import PathPageForm
 from eventviewer.lookups import get_conversation, get_leaf, valid
 from eventviewer.models import Conversation
 
@@ -96,13 +97,24 @@ def conversations(request: HttpRequest) -> HttpResponse:
 
 @_read_only
 def path(request: HttpRequest, conversation_id: str) -> HttpResponse:
+    """One branch, root first, a page of ``limit`` events from ``offset``: the page's
+    events, the messages that start in it, and its pending actions and mismatched
+    results; the totals are the whole branch's."""
     conversation = get_conversation(conversation_id)
-    params = valid(EventForm, request.GET)
+    params = valid(PathPageForm, request.GET)
     leaf = get_leaf(conversation, params["leaf"])
+    offset, limit = params["offset"] or 0, params["limit"]
     body = {
         "conversation": conversation.conversation_id,
         "head": conversation.skeleton.get("head"),
         "leaf": leaf.event_id if leaf else None,
+        "offset": offset,
+        "limit": limit,
+        "path_length": 0,
+        "messages_total": 0,
+        "pending_total": 0,
+        "mismatched_total": 0,
+        "next": None,
         "path": [],
         "messages": [],
         "pending_action_ids": [],
@@ -110,7 +122,16 @@ def path(request: HttpRequest, conversation_id: str) -> HttpResponse:
     }
     if leaf is not None:
         reading = conversation.read_path(leaf)
-        body["path"] = [e.event_id for e in reading.path]
+        page = {e.event_id for e in reading.path[offset : offset + limit]}
+        pairing = reading.pairing
+        body["path_length"] = len(reading.path)
+        body["messages_total"] = len(reading.messages)
+        body["pending_total"] = len(pairing.pending)
+        body["mismatched_total"] = len(pairing.mismatched)
+        if offset + limit < len(reading.path):
+            query = {"offset": offset + limit, "limit": limit, **({"leaf": leaf.event_id} if params["leaf"] else {})}
+            body["next"] = f"?{urlencode(query)}"
+        body["path"] = [e.event_id for e in reading.path[offset : offset + limit]]
         body["messages"] = [
             {
                 "role": turn.role,
@@ -119,9 +140,10 @@ def path(request: HttpRequest, conversation_id: str) -> HttpResponse:
                 "tool_call_ids": turn.tool_call_ids,
             }
             for turn in reading.messages
+            if turn.event_ids[0] in page
         ]
-        body["pending_action_ids"] = reading.pairing.pending
+        body["pending_action_ids"] = [eid for eid in pairing.pending if eid in page]
         body["mismatched_observations"] = [
-            {"id": eid, "code": m.code, "reason": m.reason} for eid, m in reading.pairing.mismatched.items()
+            {"id": eid, "code": m.code, "reason": m.reason} for eid, m in pairing.mismatched.items() if eid in page
         ]
     return _json(body)

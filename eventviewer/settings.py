@@ -214,6 +214,9 @@ EVENTVIEWER_MARKDOWN_MAX_CHARS = envint("EVENTVIEWER_MARKDOWN_MAX_CHARS", "20000
 EVENTVIEWER_UPLOAD_DIR = Path(os.getenv("EVENTVIEWER_UPLOAD_DIR", str(BASE_DIR / "uploads")))
 # A background import whose worker has not been heard of for this long has stopped.
 EVENTVIEWER_WORKER_SILENCE_SECONDS = envint("EVENTVIEWER_WORKER_SILENCE_SECONDS", "60")
+# The path API answers a branch a page at a time: this many events by default, at most the maximum.
+EVENTVIEWER_API_PATH_LIMIT = envint("EVENTVIEWER_API_PATH_LIMIT", "1000")
+EVENTVIEWER_API_PATH_MAX_LIMIT = envint("EVENTVIEWER_API_PATH_MAX_LIMIT", "10000")
 EVENTVIEWER_PAGE_SIZE = envint("EVENTVIEWER_PAGE_SIZE", "60")
 EVENTVIEWER_LIST_PAGE_SIZE = envint("EVENTVIEWER_LIST_PAGE_SIZE", "50")
 # Drawn diagrams stay valid until the conversation changes; this only bounds their life.
