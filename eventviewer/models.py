@@ -165,19 +165,18 @@ class Conversation(models.Model):
             while True:
                 started = time.perf_counter()
                 with transaction.atomic():
-                    # Newest first, so children go before their parents (a child written
-                    # before its parent, never in an SDK log, is cut loose first).
-                    pks = list(
-                        Event.objects.filter(conversation=conversation)
-                        .order_by("-seq")
-                        .values_list("pk", flat=True)[:batch]
-                    )
-                    if not pks:
+                    # Newest first, so children go before their parents: the batch is every
+                    # event from the batch-th highest seq up (those above are gone already).
+                    events = Event.objects.filter(conversation=conversation).order_by("-seq")
+                    lowest = events.values_list("seq", flat=True)[batch - 1 : batch].first()
+                    if lowest is None:
+                        lowest = events.values_list("seq", flat=True).last()
+                    if lowest is None:
                         break
-                    Event.objects.filter(parent__in=pks).exclude(pk__in=pks).update(parent=None)
-                    EventPayload.objects.filter(pk__in=pks).delete()
-                    Event.objects.filter(pk__in=pks).delete()
-                    deleted += len(pks)
+                    doomed = Event.objects.filter(conversation=conversation, seq__gte=lowest)
+                    # A child written before its parent (never in an SDK log) is cut loose first.
+                    Event.objects.filter(parent__in=doomed).exclude(pk__in=doomed).update(parent=None)
+                    deleted += _delete_rows(doomed)
                 if timed is not None:
                     timed(time.perf_counter() - started)
             with transaction.atomic():
@@ -330,6 +329,16 @@ class EventPayload(models.Model):
     def raw(self) -> str:
         """The event's JSON text, exactly as imported."""
         return unpack(self.packed).decode()
+
+
+def _delete_rows(events: models.QuerySet) -> int:
+    """Delete these events and their payloads in two statements. Raw SQL: Django's
+    delete() would load every event to cascade by hand what the caller already handles."""
+    sql, params = events.values("pk").query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(f"DELETE FROM {EventPayload._meta.db_table} WHERE event_id IN ({sql})", params)
+        cursor.execute(f"DELETE FROM {Event._meta.db_table} WHERE id IN ({sql})", params)
+        return cursor.rowcount
 
 
 class ConversationState(models.Model):
