@@ -22,7 +22,7 @@ class ConversationAdmin(admin.ModelAdmin):
         return False  # conversations come in through import only
 
     def get_queryset(self, request: HttpRequest):
-        return super().get_queryset(request).filter(deleting=False)
+        return super().get_queryset(request).shown()
 
     def get_deleted_objects(self, objs, request: HttpRequest):
         """What deleting means, in a few lines: listing every event would take longer
@@ -35,10 +35,7 @@ class ConversationAdmin(admin.ModelAdmin):
         self.delete_queryset(request, Conversation.objects.filter(pk=obj.pk))
 
     def delete_queryset(self, request: HttpRequest, queryset) -> None:
-        # Hidden at once, deleted in the background a batch of events at a time.
-        pks = list(queryset.values_list("pk", flat=True))
-        Conversation.objects.filter(pk__in=pks).update(deleting=True)
-        tasks.delete_conversations.enqueue(pks)
+        tasks.delete_in_background(queryset)  # a batch of events at a time
 
 
 @admin.register(Event)

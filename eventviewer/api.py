@@ -81,7 +81,7 @@ def conversations(request: HttpRequest) -> HttpResponse:
         return _error(400, "page must be a positive integer")
     if number < 1:
         return _error(400, "page must be a positive integer")
-    paginator = Paginator(Conversation.objects.filter(deleting=False).order_by("-imported_at", "-id"), 100)
+    paginator = Paginator(Conversation.objects.shown().order_by("-imported_at", "-id"), 100)
     if number > max(paginator.num_pages, 1):
         return _error(404, f"there is no page {number}")
     page = paginator.page(number)

@@ -18,9 +18,7 @@ def get_conversation(raw_id: str, queryset=None) -> Conversation:
     conversation_id = normalize_conversation_id(raw_id)
     if conversation_id is None:
         raise BadRequest(f"{raw_id!r} is not a conversation id (32 hex digits, or a dashed UUID)")
-    found = (queryset if queryset is not None else Conversation.objects).filter(
-        conversation_id=conversation_id, deleting=False
-    )
+    found = (queryset if queryset is not None else Conversation.objects).shown().filter(conversation_id=conversation_id)
     conversation = found.first()
     if conversation is None:
         raise Http404(f"There is no conversation {conversation_id}.")

@@ -49,6 +49,12 @@ class HeadBranch(NamedTuple):
     pairing: Pairing
 
 
+class ConversationQuerySet(models.QuerySet):
+    def shown(self) -> ConversationQuerySet:
+        """All but those being deleted: what any page, list or link may show."""
+        return self.filter(deleting=False)
+
+
 class Conversation(models.Model):
     conversation_id = models.CharField(max_length=32, unique=True)  # the SDK id, 32 hex digits
     title = models.CharField(max_length=300, blank=True)
@@ -75,6 +81,8 @@ class Conversation(models.Model):
     skeleton = models.JSONField(default=dict, blank=True)  # see trajectory.skeleton
     # Set when its deletion starts: hidden everywhere from then on, while its rows go in batches.
     deleting = models.BooleanField(default=False)
+
+    objects = ConversationQuerySet.as_manager()
 
     class Meta:
         ordering = ["-imported_at"]

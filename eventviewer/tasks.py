@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 from django.conf import settings
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 from django_tasks import TaskResultStatus, default_task_backend, task
 from django_tasks_db.models import DBTaskResult
@@ -69,6 +70,13 @@ def import_upload(upload_id: str) -> list[dict[str, Any]]:
 def delete_conversations(pks: list[int]) -> int:
     """Delete conversations (already hidden) a batch of events at a time."""
     return sum(c.delete_in_batches() for c in Conversation.objects.filter(pk__in=pks))
+
+
+def delete_in_background(conversations: QuerySet[Conversation]) -> None:
+    """Hide these conversations at once; a worker deletes them."""
+    pks = list(conversations.values_list("pk", flat=True))
+    Conversation.objects.filter(pk__in=pks).update(deleting=True)
+    delete_conversations.enqueue(pks)
 
 
 def finish(upload: Upload, results: list[dict] | None = None, problems: list[str] | None = None) -> None:

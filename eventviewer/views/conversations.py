@@ -170,7 +170,7 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
 @vary_on_headers("HX-Request")
 def conversation_list(request: HttpRequest) -> HttpResponse:
     form = checked(ConversationListForm(request.GET))
-    conversations = Conversation.objects.filter(deleting=False)
+    conversations = Conversation.objects.shown()
     q = form.cleaned_data["q"].strip()
     if q:
         match = Q(title__icontains=q)
@@ -193,7 +193,7 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
         "sort": sort,
         "dir": direction,
         "columns": columns,
-        "total": Conversation.objects.filter(deleting=False).count(),
+        "total": Conversation.objects.shown().count(),
     }
     if request.htmx and not request.htmx.history_restore_request:
         return render(request, "conversations/list.html#table", context)
@@ -265,7 +265,6 @@ def delete(request: HttpRequest, conversation_id: str) -> HttpResponse:
     if request.method != "POST":
         subagents = conversation.subagent_conversations()
         return render(request, "conversations/delete.html", {"conversation": conversation, "subagents": subagents})
-    Conversation.objects.filter(pk=conversation.pk).update(deleting=True)
-    tasks.delete_conversations.enqueue([conversation.pk])
+    tasks.delete_in_background(Conversation.objects.filter(pk=conversation.pk))
     messages.success(request, f"Deleting {conversation} ({conversation.event_count:,} events) in the background.")
     return redirect("eventviewer:conversation-list")
