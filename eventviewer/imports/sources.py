@@ -570,7 +570,9 @@ def _jsonl_lines(files: Files, name: str, where: str, file_cap: int, event_cap: 
             if total > file_cap:
                 yield RawEvent(seq, where, None, b"", _too_big(total, file_cap, "EVENTVIEWER_MAX_FILE_BYTES"))
                 return
-            if len(line.rstrip(b"\r\n")) > event_cap:
+            # Stripped once and rebound, so a big event's line is never held twice.
+            line = line.strip()
+            if len(line) > event_cap:
                 yield RawEvent(
                     seq,
                     line_where,
@@ -579,9 +581,10 @@ def _jsonl_lines(files: Files, name: str, where: str, file_cap: int, event_cap: 
                     f"a line over the limit of {event_cap:,} bytes (EVENTVIEWER_MAX_EVENT_BYTES)",
                 )
                 return
-            if not line.strip():
+            if not line:
                 continue
             data, raw, error = parse_json(line)
+            del line
             yield RawEvent(seq, line_where, data, raw, error)
             seq += 1
 
