@@ -30,8 +30,7 @@ def event_page(request: HttpRequest, scope: Scope, event_id: str) -> HttpRespons
         if params["leaf"]:
             leaf = params["leaf"]
         else:
-            path_ids = [e.event_id for e in Event.objects.path_to(event)]
-            leaf = _branch_through(conversation, event, path_ids)
+            leaf = _branch_through(conversation, event)
     children = list(event.children.light().order_by("seq")[:CHILDREN_LISTED]) if event.is_tree_node else []
     parent = event.parent.event_id if event.parent_id else None
     context = {
@@ -60,14 +59,17 @@ def _stored(event: Event) -> bytes:
     return unpack(packed)
 
 
-def _branch_through(conversation: Conversation, event: Event, path_ids: list[str]) -> str:
+def _branch_through(conversation: Conversation, event: Event) -> str:
     """The branch to show an event on: HEAD's if the event is on it, else the most
-    recent leaf below the event."""
+    recent leaf below the event. (HEAD's own page reads no branch.)"""
     head = Event.objects.filter(pk=conversation.head_id).first() if conversation.head_id else None
+    if head is not None and head.pk == event.pk:
+        return head.event_id
     if head is not None and head.depth is not None and event.depth <= head.depth:
         head_path = Event.objects.path_to(head)
         if head_path[event.depth].pk == event.pk:
             return head.event_id
+    path_ids = [e.event_id for e in Event.objects.path_to(event)]
     return latest_leaf_below(conversation.skeleton, path_ids) or event.event_id
 
 
