@@ -17,7 +17,8 @@ IMPORT_TESTS := tests/test_import.py tests/test_corruptions.py
 .PHONY: run test test-pure test-postgres install install-dev system-run system-test postgres demo screenshots bench check lint mutate clean
 
 # make run serves like production (DEBUG off: our own error pages, WhiteNoise for static
-# files) but on 127.0.0.1 over plain HTTP, with the login requirement off.
+# files) but on 127.0.0.1 over plain HTTP, with the login requirement off. A worker runs
+# beside the server: it does the Import page's imports (and deletions) in the background.
 RUN_ENV = DEBUG=false SECRET_KEY="$$(cat $(VENV)/secret-key)" ALLOWED_HOSTS=127.0.0.1,localhost \
 	SECURE_SSL_REDIRECT=false SECURE_COOKIES=false SECURE_HSTS_SECONDS=0 EVENTVIEWER_REQUIRE_LOGIN=false
 
@@ -28,6 +29,7 @@ run: install system-run $(VENV)/secret-key
 	@echo ""
 	@echo "  eventviewer is running at http://127.0.0.1:$(PORT)/   (Ctrl-C to stop)"
 	@echo ""
+	$(RUN_ENV) $(BIN)/python manage.py worker & worker=$$!; trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	$(RUN_ENV) $(BIN)/python manage.py runserver --noreload 127.0.0.1:$(PORT)
 
 # A local secret for make run's sessions, made once.

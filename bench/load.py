@@ -112,7 +112,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(workdir: Path, env: dict[str, str], workers: int) -> Server:
+def start_server(workdir: Path, env: dict[str, str], workers: int, threads: int) -> Server:
     port = free_port()
     log = workdir / "gunicorn.log"
     gunicorn = Path(sys.executable).with_name("gunicorn")
@@ -121,6 +121,8 @@ def start_server(workdir: Path, env: dict[str, str], workers: int) -> Server:
         "eventviewer.wsgi",
         "--workers",
         str(workers),
+        "--threads",
+        str(threads),
         "--bind",
         f"127.0.0.1:{port}",
         "--timeout",
@@ -188,13 +190,30 @@ def reader(port: int, urls: list[str], offset: int, deadline: float, samples: li
     connection.close()
 
 
-def hammer(port: int, urls: list[str], seconds: float, concurrency: int) -> list[Sample]:
+def slow_client(port: int, deadline: float) -> None:
+    """A client on a bad link: it sends its request a byte at a time, each second,
+    holding whatever serves it (a sync worker, a thread) for as long as it can."""
+    request = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: " + b"x" * 4096 + b"\r\n\r\n"
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=REQUEST_TIMEOUT) as s:
+                for byte in request:
+                    if time.monotonic() >= deadline:
+                        return
+                    s.sendall(bytes([byte]))
+                    time.sleep(1.0)
+        except OSError:
+            time.sleep(0.1)  # the server closed it: come back, as a slow client would
+
+
+def hammer(port: int, urls: list[str], seconds: float, concurrency: int, slow: int = 0) -> list[Sample]:
     samples: list[Sample] = []  # list.append is atomic under the GIL
     deadline = time.monotonic() + seconds
     threads = [
         threading.Thread(target=reader, args=(port, urls, n, deadline, samples), daemon=True)
         for n in range(concurrency)
     ]
+    threads += [threading.Thread(target=slow_client, args=(port, deadline), daemon=True) for _ in range(slow)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -247,6 +266,8 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=3, help="gunicorn worker processes")
     parser.add_argument("--events", type=int, default=10_000, help="events in the conversation")
     parser.add_argument("--warmup", type=float, default=2, help="seconds of unmeasured load first")
+    parser.add_argument("--threads", type=int, default=8, help="threads per gunicorn worker (gthread)")
+    parser.add_argument("--slow-clients", type=int, default=3, help="clients sending a byte a second alongside")
     args = parser.parse_args()
 
     workdir = Path(tempfile.mkdtemp(prefix="eventviewer-load-"))
@@ -255,9 +276,9 @@ def main() -> int:
         database_url, settings_module, urls = prepare(workdir, args.events)
         env = server_environment(workdir, database_url, settings_module)
         collectstatic(env)
-        server = start_server(workdir, env, args.workers)
+        server = start_server(workdir, env, args.workers, args.threads)
         hammer(server.port, urls, args.warmup, args.concurrency)
-        samples = hammer(server.port, urls, args.duration, args.concurrency)
+        samples = hammer(server.port, urls, args.duration, args.concurrency, args.slow_clients)
         exit_code = stop_server(server)
         server = None
         if exit_code != 0:
@@ -281,8 +302,8 @@ def main() -> int:
         },
     )
     print(
-        f"{args.concurrency} readers, {args.workers} gunicorn workers, {args.duration:.0f} s, "
-        f"{args.events:,}-event conversation"
+        f"{args.concurrency} readers and {args.slow_clients} slow clients, {args.workers} gunicorn workers "
+        f"x {args.threads} threads, {args.duration:.0f} s, {args.events:,}-event conversation"
     )
     print_table(rows)
     if errors:

@@ -253,7 +253,10 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="1k and 5k events (1k path) instead of up to 100k")
     parser.add_argument("--database-url", help="use this database instead of a throwaway SQLite file")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (conversations, database)")
+    parser.add_argument("--hostile", action="store_true", help="the hostile inputs of issue 10 (bench/hostile.py)")
     args = parser.parse_args()
+    if args.hostile:
+        return run_hostile(args)
 
     workdir = Path(tempfile.mkdtemp(prefix="eventviewer-bench-"))
     database_url = args.database_url or f"sqlite:///{workdir}/bench.sqlite3"
@@ -287,6 +290,46 @@ def main() -> int:
             "rows": [asdict(r) for r in report.rows],
             "targets": {"met": met, "total": total},
         },
+    )
+    print(f"machine: {machine['cpu_count']} CPUs, Python {machine['python']}, {machine['database']}, {machine['date']}")
+    print_table(report.rows)
+    print(f"targets: {met}/{total} met")
+    return 0
+
+
+def run_hostile(args: argparse.Namespace) -> int:
+    import hostile
+
+    workdir = Path(tempfile.mkdtemp(prefix="eventviewer-bench-"))
+    database_url = args.database_url or f"sqlite:///{workdir}/bench.sqlite3"
+    report = Report()
+    try:
+        setup_django(database_url, migrate=True)
+        logging.getLogger("django.request").setLevel(logging.CRITICAL)
+        from django.test import Client
+
+        client = Client()
+
+        def measure(url: str) -> dict[str, Any]:
+            seconds, status, size, error = timed_get(client, url)
+            report.requests.append({"url": url, "status": status, "bytes": size, "cold_ms": seconds * 1000})
+            return {"url": url, "status": status, "error": error, "cold_ms": seconds * 1000, "bytes": size}
+
+        hostile.run(report, database_url, measure)
+        machine = {**machine_info(), "database": database_version()}
+    finally:
+        if args.database_url:
+            from eventviewer.models import Conversation
+
+            for conversation in Conversation.objects.filter(conversation_id__in=hostile.conversation_ids()):
+                conversation.delete_in_batches()
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+    met = sum(1 for r in report.rows if r.met)
+    total = sum(1 for r in report.rows if r.met is not None)
+    write_json(
+        BENCH / "hostile-results.json",
+        {"machine": machine, "rows": [asdict(r) for r in report.rows], "targets": {"met": met, "total": total}},
     )
     print(f"machine: {machine['cpu_count']} CPUs, Python {machine['python']}, {machine['database']}, {machine['date']}")
     print_table(report.rows)

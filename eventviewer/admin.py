@@ -1,6 +1,8 @@
 from django.contrib import admin
 from django.http import HttpRequest
+from django.utils.html import format_html
 
+from eventviewer import tasks
 from eventviewer.models import Conversation, Event, ShareLink
 
 
@@ -9,11 +11,31 @@ class ConversationAdmin(admin.ModelAdmin):
     list_display = ["title", "conversation_id", "execution_status", "event_count", "leaf_count", "imported_at"]
     list_filter = ["execution_status"]
     search_fields = ["title", "conversation_id"]
-    readonly_fields = [f.name for f in Conversation._meta.fields if f.name not in ("title",)]
+    readonly_fields = [*(f.name for f in Conversation._meta.fields if f.name not in ("title",)), "base_state"]
     exclude = ["skeleton"]
+
+    @admin.display(description="base_state.json")
+    def base_state(self, obj: Conversation) -> str:
+        return format_html('<a href="{}base_state.json">download</a>', obj.get_absolute_url())
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # conversations come in through import only
+
+    def get_queryset(self, request: HttpRequest):
+        return super().get_queryset(request).shown()
+
+    def get_deleted_objects(self, objs, request: HttpRequest):
+        """What deleting means, in a few lines: listing every event would take longer
+        than deleting them."""
+        lines = [f"{c}: {c.event_count:,} events, its base_state.json and share links" for c in objs]
+        lines += [f"sub-agent {s}: {s.event_count:,} events" for c in objs for s in c.subagent_conversations()]
+        return lines, {}, set(), []
+
+    def delete_model(self, request: HttpRequest, obj: Conversation) -> None:
+        self.delete_queryset(request, Conversation.objects.filter(pk=obj.pk))
+
+    def delete_queryset(self, request: HttpRequest, queryset) -> None:
+        tasks.delete_in_background(queryset)  # a batch of events at a time
 
 
 @admin.register(Event)
@@ -38,7 +60,7 @@ class EventAdmin(admin.ModelAdmin):
         return False  # events never change once imported
 
     def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
-        return False  # nor go away, but with their whole conversation
+        return False  # nor go away, but with their whole conversation (deleted from its page)
 
 
 @admin.register(ShareLink)

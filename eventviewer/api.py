@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import wraps
+from urllib.parse import urlencode
 
 import orjson
 from django.core.exceptions import BadRequest
@@ -11,10 +12,11 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from eventviewer.forms import EventForm
+from eventviewer.forms import PathPageForm
 from eventviewer.lookups import get_conversation, get_leaf, valid
 from eventviewer.models import Conversation
 from eventviewer.trajectory.projection import Message
+from eventviewer.trajectory.view import SUMMARY_SUFFIX
 
 
 def _json(body: dict, status: int = 200) -> HttpResponse:
@@ -69,6 +71,7 @@ def _conversation_json(request: HttpRequest, conversation: Conversation) -> dict
         "imported_at": conversation.imported_at.isoformat(),
         "url": request.build_absolute_uri(conversation.get_absolute_url()),
         "path_url": request.build_absolute_uri(f"/api/conversations/{conversation.conversation_id}/path/"),
+        "base_state_url": request.build_absolute_uri(f"{conversation.get_absolute_url()}base_state.json"),
     }
 
 
@@ -92,7 +95,7 @@ def conversations(request: HttpRequest) -> HttpResponse:
         return _error(400, "page must be a positive integer")
     if number < 1:
         return _error(400, "page must be a positive integer")
-    paginator = Paginator(Conversation.objects.order_by("-imported_at", "-id").defer("base_state"), 100)
+    paginator = Paginator(Conversation.objects.shown().order_by("-imported_at", "-id"), 100)
     if number > max(paginator.num_pages, 1):
         return _error(404, f"there is no page {number}")
     page = paginator.page(number)
@@ -108,29 +111,57 @@ def conversations(request: HttpRequest) -> HttpResponse:
 
 @_read_only
 def path(request: HttpRequest, conversation_id: str) -> HttpResponse:
+    """One branch, root first, a page of ``limit`` events from ``offset``: the page's
+    events, the messages (and the model's view) that start in it, and its pending actions
+    and mismatched results; the totals are the whole branch's."""
     conversation = get_conversation(conversation_id)
-    params = valid(EventForm, request.GET)
+    params = valid(PathPageForm, request.GET)
     leaf = get_leaf(conversation, params["leaf"])
+    offset, limit = params["offset"] or 0, params["limit"]
     body = {
         "conversation": conversation.conversation_id,
         "head": conversation.skeleton.get("head"),
         "leaf": leaf.event_id if leaf else None,
+        "offset": offset,
+        "limit": limit,
+        "path_length": 0,
+        "messages_total": 0,
+        "view_length": 0,
+        "view_messages_total": 0,
+        "pending_total": 0,
+        "mismatched_total": 0,
+        "next": None,
         "path": [],
         "messages": [],
-        "pending_action_ids": [],
-        "mismatched_observations": [],
         "view": {"event_ids": [], "messages": []},
         "view_unhandled_condensation_request": False,
+        "pending_action_ids": [],
+        "mismatched_observations": [],
     }
     if leaf is not None:
         reading = conversation.read_path(leaf)
-        body["path"] = [e.event_id for e in reading.path]
-        body["messages"] = [_message_json(m) for m in reading.messages]
-        view = reading.view
-        body["view"] = {"event_ids": view.event_ids, "messages": [_message_json(m) for m in view.messages]}
+        page = [e.event_id for e in reading.path[offset : offset + limit]]
+        # A summary in the model's view belongs to the page of the condensation that wrote it.
+        in_page = {*page, *(eid + SUMMARY_SUFFIX for eid in page)}
+        pairing, view = reading.pairing, reading.view
+        body["path_length"] = len(reading.path)
+        body["messages_total"] = len(reading.messages)
+        body["view_length"] = len(view.events)
+        body["view_messages_total"] = len(view.messages)
+        body["pending_total"] = len(pairing.pending)
+        body["mismatched_total"] = len(pairing.mismatched)
+        if offset + limit < len(reading.path):
+            query = {"offset": offset + limit, "limit": limit, **({"leaf": leaf.event_id} if params["leaf"] else {})}
+            body["next"] = f"?{urlencode(query)}"
+        body["path"] = page
+        body["messages"] = [_message_json(m) for m in reading.messages if m.event_ids[0] in in_page]
+        body["view"] = {
+            "event_ids": [eid for eid in view.event_ids if eid in in_page],
+            "messages": [_message_json(m) for m in view.messages if m.event_ids[0] in in_page],
+        }
         body["view_unhandled_condensation_request"] = view.unhandled_condensation_request
-        body["pending_action_ids"] = reading.pairing.pending
+        body["pending_action_ids"] = [eid for eid in pairing.pending if eid in in_page]
         body["mismatched_observations"] = [
-            {"id": eid, "code": m.code, "reason": m.reason} for eid, m in reading.pairing.mismatched.items()
+            {"id": eid, "code": m.code, "reason": m.reason} for eid, m in pairing.mismatched.items() if eid in in_page
         ]
     return _json(body)

@@ -94,6 +94,19 @@ class EventForm(forms.Form):
     leaf = EventIdField()
 
 
+class PathPageForm(EventForm):
+    """A page of a branch for the path API: ``limit`` events from position ``offset``."""
+
+    offset = forms.IntegerField(min_value=0, required=False)
+    limit = forms.IntegerField(min_value=1, required=False)
+
+    def clean_limit(self) -> int:
+        limit = self.cleaned_data["limit"] or settings.EVENTVIEWER_API_PATH_LIMIT
+        if limit > settings.EVENTVIEWER_API_PATH_MAX_LIMIT:
+            raise forms.ValidationError(f"at most {settings.EVENTVIEWER_API_PATH_MAX_LIMIT:,}")
+        return limit
+
+
 class HeadForm(forms.Form):
     leaf = EventIdField()
 
@@ -132,6 +145,8 @@ class MultipleFileField(forms.FileField):
     def clean(self, data, initial=None):
         single = super().clean
         files = [single(d, initial) for d in data] if isinstance(data, (list, tuple)) else [single(data, initial)]
+        if not files:
+            raise forms.ValidationError("Choose at least one file to import.")
         for f in files:
             if f.size > settings.EVENTVIEWER_MAX_UPLOAD_BYTES:
                 raise forms.ValidationError(

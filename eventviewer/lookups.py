@@ -11,12 +11,14 @@ from django.http import Http404
 from eventviewer.models import Conversation, Event
 from eventviewer.trajectory.ids import normalize_conversation_id
 
+GONE = "This conversation is being deleted."
+
 
 def get_conversation(raw_id: str, queryset=None) -> Conversation:
     conversation_id = normalize_conversation_id(raw_id)
     if conversation_id is None:
         raise BadRequest(f"{raw_id!r} is not a conversation id (32 hex digits, or a dashed UUID)")
-    found = (queryset if queryset is not None else Conversation.objects).filter(conversation_id=conversation_id)
+    found = (queryset if queryset is not None else Conversation.objects).shown().filter(conversation_id=conversation_id)
     conversation = found.first()
     if conversation is None:
         raise Http404(f"There is no conversation {conversation_id}.")
@@ -33,7 +35,10 @@ def get_event(conversation: Conversation, event_id: str) -> Event:
 def get_leaf(conversation: Conversation, event_id: str) -> Event | None:
     """The event ending the branch to show: ``event_id``'s, or HEAD's when it is empty
     (None when the conversation has no HEAD)."""
-    leaf = get_event(conversation, event_id) if event_id else conversation.head
+    try:
+        leaf = get_event(conversation, event_id) if event_id else conversation.head
+    except Event.DoesNotExist:  # deleted since the conversation was read
+        raise Http404(GONE) from None
     if leaf is not None and not leaf.is_tree_node:
         raise BadRequest(f"Event {leaf.event_id!r} is a {leaf.kind}, which is not on any branch.")
     return leaf

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
 import secrets
+import time
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields
 from datetime import datetime
+from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import quote, urlencode
 
@@ -11,7 +14,7 @@ import lz4.block
 import orjson
 from django.conf import settings
 from django.core.cache import cache
-from django.db import connection, models
+from django.db import connection, models, transaction
 from django.urls import reverse
 from django.utils import timezone
 
@@ -39,10 +42,26 @@ PAYLOAD_CHUNK = 500  # payloads read per query
 DRIFT_LISTED = 20  # events that ran on other branches listed (and kept) per fork point; all are counted
 
 
+def raw_path(event_id: str) -> str:
+    """An event's stored JSON as a download, below its conversation's (or share link's) URL."""
+    if event_id in (".", ".."):
+        return f"events/raw.json?{urlencode({'id': event_id})}"
+    return f"events/{quote(event_id, safe='')}/raw.json"
+
+
+DELETE_BATCH = 2000  # events deleted per transaction
+
+
 class HeadBranch(NamedTuple):
     leaf: str  # the HEAD event's id
     length: int  # events on the branch
     pairing: Pairing
+
+
+class ConversationQuerySet(models.QuerySet):
+    def shown(self) -> ConversationQuerySet:
+        """All but those being deleted: what any page, list or link may show."""
+        return self.filter(deleting=False)
 
 
 class Conversation(models.Model):
@@ -59,7 +78,6 @@ class Conversation(models.Model):
     )
     agent_kind = models.CharField(max_length=100, blank=True)
     model = models.CharField(max_length=200, blank=True)
-    base_state = models.TextField(blank=True)  # base_state.json, verbatim
     source = models.CharField(max_length=1000, blank=True)  # where it was imported from
     imported_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
@@ -86,6 +104,10 @@ class Conversation(models.Model):
     parent_conversation_id = models.CharField(max_length=32, blank=True)  # a sub-agent's owner
     # Set ahead by `manage.py sync --follow` or `watch` while they follow the conversation.
     live_until = models.DateTimeField(null=True, blank=True)
+    # Set when its deletion starts: hidden everywhere from then on, while its rows go in batches.
+    deleting = models.BooleanField(default=False)
+
+    objects = ConversationQuerySet.as_manager()
 
     class Meta:
         ordering = ["-imported_at"]
@@ -189,6 +211,52 @@ class Conversation(models.Model):
         rows = self.events.filter(depth__isnull=False).light_rows()
         event_id = {row.pk: row.event_id for row in rows}
         return [Node.of(row, event_id.get(row.parent_pk)) for row in rows]
+
+    def subagent_conversations(self) -> list[Conversation]:
+        """The conversations of the sub-agents this one ran, and theirs, deepest last.
+        (Read through a ``subagents`` relation when Conversation has one.)"""
+        found: list[Conversation] = []
+        level = [self]
+        while level:
+            relation = [getattr(c, "subagents", None) for c in level]
+            level = [child for r in relation if r is not None for child in r.all()]
+            found.extend(level)
+        return found
+
+    def delete_in_batches(self, batch: int = DELETE_BATCH, timed: Callable[[float], None] | None = None) -> int:
+        """Delete this conversation and its sub-agents' with their events, payloads,
+        base_state and share links, ``batch`` events per transaction, so that no reader
+        or importer waits long on the database. Returns the number of events deleted.
+
+        It is hidden at once (``deleting``: no page, list or link shows it); if this
+        stops half-way, running it again finishes the job. ``timed`` hears how long
+        each transaction took."""
+        deleted = 0
+        for conversation in [*reversed(self.subagent_conversations()), self]:
+            with transaction.atomic():
+                Conversation.objects.filter(pk=conversation.pk).update(deleting=True, head=None)
+                conversation.share_links.all().delete()
+            while True:
+                started = time.perf_counter()
+                with transaction.atomic():
+                    # Newest first, so children go before their parents: the batch is every
+                    # event from the batch-th highest seq up (those above are gone already).
+                    events = Event.objects.filter(conversation=conversation).order_by("-seq")
+                    lowest = events.values_list("seq", flat=True)[batch - 1 : batch].first()
+                    if lowest is None:
+                        lowest = events.values_list("seq", flat=True).last()
+                    if lowest is None:
+                        break
+                    doomed = Event.objects.filter(conversation=conversation, seq__gte=lowest)
+                    # A child written before its parent (never in an SDK log) is cut loose first.
+                    Event.objects.filter(parent__in=doomed).exclude(pk__in=doomed).update(parent=None)
+                    deleted += _delete_rows(doomed)
+                if timed is not None:
+                    timed(time.perf_counter() - started)
+            with transaction.atomic():
+                ConversationState.objects.filter(conversation=conversation).delete()
+                Conversation.objects.filter(pk=conversation.pk).delete()
+        return deleted
 
     def read_path(self, leaf: Event) -> Reading:
         """The branch ending at ``leaf``: path, turns, pending and mismatched."""
@@ -466,6 +534,71 @@ class TurnUsage(models.Model):
 
     def __str__(self) -> str:
         return f"usage of {self.response_id}"
+
+
+def _delete_rows(events: models.QuerySet) -> int:
+    """Delete these events and their payloads in two statements. Raw SQL: Django's
+    delete() would load every event to cascade by hand what the caller already handles."""
+    sql, params = events.values("pk").query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(f"DELETE FROM {EventPayload._meta.db_table} WHERE event_id IN ({sql})", params)
+        cursor.execute(f"DELETE FROM {Event._meta.db_table} WHERE id IN ({sql})", params)
+        return cursor.rowcount
+
+
+class ConversationState(models.Model):
+    """A conversation's base_state.json, verbatim (packed), apart from Conversation so
+    that no page, list or API answer ever reads it: what they show of it (status,
+    agent, model) is extracted into Conversation's columns at import. Served only as
+    a download."""
+
+    conversation = models.OneToOneField(
+        Conversation, primary_key=True, on_delete=models.CASCADE, related_name="stored_state"
+    )
+    packed = models.BinaryField()
+
+    def __str__(self) -> str:
+        return f"base_state.json of {self.conversation_id}"
+
+    @property
+    def raw(self) -> bytes:
+        return unpack(self.packed)
+
+
+class Upload(models.Model):
+    """Files sent from the Import page, imported in the background: the task's
+    outcome, for the page that follows it."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)  # not guessable
+    names = models.JSONField(default=list)  # the files' names, as uploaded
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+    task_id = models.CharField(max_length=64, blank=True)  # the background task importing them
+    finished_at = models.DateTimeField(null=True, blank=True)
+    results = models.JSONField(default=list)  # one {conversation_id, title, url, created, added, unchanged} each
+    problems = models.JSONField(default=list)  # why nothing was imported, one line each
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"upload of {', '.join(self.names)[:200]}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("eventviewer:import-progress", args=[self.id])
+
+    @property
+    def folder(self) -> Path:
+        """Where its files wait for the worker (a folder both must see)."""
+        return Path(settings.EVENTVIEWER_UPLOAD_DIR) / str(self.id)
+
+    def stored_name(self, number: int) -> str:
+        """The name its ``number``th file is saved under (the sent name may be anything)."""
+        return f"upload-{number}{Path(self.names[number]).suffix.lower()}"
+
+    def paths(self) -> list[tuple[Path, str]]:
+        """(saved file, the name it was sent under) for each file, as import_paths takes them."""
+        return [(self.folder / self.stored_name(n), name) for n, name in enumerate(self.names)]
 
 
 class ShareLink(models.Model):

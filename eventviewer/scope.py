@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
-from eventviewer.models import Conversation, ShareLink, event_path
+from eventviewer.models import Conversation, ShareLink, event_path, raw_path
 
 MAX_NESTING = 20  # sub-agents of sub-agents: as deep as a share link follows them
 
@@ -72,6 +72,9 @@ class Scope:
 
     def event_url(self, event_id: str, leaf: str | None = None) -> str:
         return self.base + event_path(event_id, leaf)
+
+    def raw_url(self, event_id: str) -> str:
+        return self.base + raw_path(event_id)
 
     def diagram_url(self, leaf: str | None = None) -> str:
         return f"{self.base}diagram.svg" + (f"?{urlencode({'leaf': leaf})}" if leaf else "")

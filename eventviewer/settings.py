@@ -5,6 +5,7 @@ DEBUG=false, SECRET_KEY, ALLOWED_HOSTS and DATABASE_URL (see README.md).
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -35,6 +36,7 @@ def envlist(name: str, default: str) -> list[str]:
 
 
 DEBUG = envbool("DEBUG", "true")
+WHITENOISE = "whitenoise.middleware.WhiteNoiseMiddleware"
 
 SECRET_KEY = os.getenv("SECRET_KEY", "")
 if not SECRET_KEY:
@@ -57,25 +59,31 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "django_htmx",
     "template_partials",
+    "django_tasks",
+    "django_tasks_db",
+    "axes",
     "eventviewer",
 ]
 
+# The security headers come first, so that static files (which WhiteNoise answers
+# without going further down) carry them as pages do.
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "eventviewer.middleware.content_security_policy",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
-    "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "eventviewer.middleware.content_security_policy",
     "eventviewer.middleware.LoginRequired",
+    "axes.middleware.AxesMiddleware",  # last: it answers a locked-out login
 ]
 
 if not DEBUG:
     # Static files straight from the app servers (runserver serves them in DEBUG).
-    MIDDLEWARE.insert(1, "whitenoise.middleware.WhiteNoiseMiddleware")
+    MIDDLEWARE.insert(MIDDLEWARE.index("django.contrib.sessions.middleware.SessionMiddleware"), WHITENOISE)
 
 ROOT_URLCONF = "eventviewer.urls"
 WSGI_APPLICATION = "eventviewer.wsgi.application"
@@ -128,6 +136,15 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Repeated failed logins lock that username out from that address for a while (django-axes).
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = envint("EVENTVIEWER_LOGIN_FAILURES", "5")
+AXES_COOLOFF_TIME = timedelta(minutes=envint("EVENTVIEWER_LOGIN_LOCKOUT_MINUTES", "15"))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_IPWARE_PROXY_COUNT = envint("EVENTVIEWER_PROXY_COUNT", "0") or None  # proxies in front, for X-Forwarded-For
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "eventviewer:conversation-list"
 LOGOUT_REDIRECT_URL = "login"
@@ -167,16 +184,42 @@ X_FRAME_OPTIONS = "DENY"
 if envbool("SECURE_PROXY_SSL_HEADER", "false"):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
+# Background work (web imports, deletions) runs in `manage.py worker` processes, which
+# take tasks from the database; EVENTVIEWER_TASKS=immediate runs them inside the request
+# instead (for tests and one-off scripts, never for a server).
+TASK_BACKENDS = {
+    "database": "django_tasks_db.DatabaseBackend",
+    "immediate": "django_tasks.backends.immediate.ImmediateBackend",
+}
+if os.getenv("EVENTVIEWER_TASKS", "database") not in TASK_BACKENDS:
+    raise ImproperlyConfigured(f"EVENTVIEWER_TASKS must be one of {', '.join(TASK_BACKENDS)}")
+TASKS = {"default": {"BACKEND": TASK_BACKENDS[os.getenv("EVENTVIEWER_TASKS", "database")]}}
+
 # eventviewer's own settings (documented in README.md).
 EVENTVIEWER_REQUIRE_LOGIN = envbool("EVENTVIEWER_REQUIRE_LOGIN", "true")
 EVENTVIEWER_MAX_FILE_BYTES = envint("EVENTVIEWER_MAX_FILE_BYTES", str(512 * 1024 * 1024))
+# The SDK's base_state.json is a few KB; it is kept whole, so it is capped on its own.
+EVENTVIEWER_MAX_BASE_STATE_BYTES = envint("EVENTVIEWER_MAX_BASE_STATE_BYTES", str(4 * 1024 * 1024))
 EVENTVIEWER_MAX_EVENT_BYTES = envint("EVENTVIEWER_MAX_EVENT_BYTES", str(32 * 1024 * 1024))
+# Events in one conversation: an import holds a few small values per event.
+EVENTVIEWER_MAX_EVENTS = envint("EVENTVIEWER_MAX_EVENTS", "500000")
 EVENTVIEWER_MAX_UPLOAD_BYTES = envint("EVENTVIEWER_MAX_UPLOAD_BYTES", str(512 * 1024 * 1024))
 EVENTVIEWER_MAX_ZIP_MEMBERS = envint("EVENTVIEWER_MAX_ZIP_MEMBERS", "250000")
 EVENTVIEWER_MAX_ZIP_BYTES = envint("EVENTVIEWER_MAX_ZIP_BYTES", str(4 * 1024 * 1024 * 1024))
 # Conversation folders of at least this many event files are parsed in worker processes;
 # below it a forked worker costs more than it saves. The tests run imports again at 0.
 EVENTVIEWER_PARALLEL_FROM = envint("EVENTVIEWER_PARALLEL_FROM", "2000")
+# What pages show of one event: its raw JSON up to this many bytes (the rest is a
+# download), and its text as markdown only up to this many characters (above: plain text).
+EVENTVIEWER_RAW_SHOWN_BYTES = envint("EVENTVIEWER_RAW_SHOWN_BYTES", str(256 * 1024))
+EVENTVIEWER_MARKDOWN_MAX_CHARS = envint("EVENTVIEWER_MARKDOWN_MAX_CHARS", "20000")
+# Uploaded files wait here for a worker: on several machines, a folder they all share.
+EVENTVIEWER_UPLOAD_DIR = Path(os.getenv("EVENTVIEWER_UPLOAD_DIR", str(BASE_DIR / "uploads")))
+# A background import whose worker has not been heard of for this long has stopped.
+EVENTVIEWER_WORKER_SILENCE_SECONDS = envint("EVENTVIEWER_WORKER_SILENCE_SECONDS", "60")
+# The path API answers a branch a page at a time: this many events by default, at most the maximum.
+EVENTVIEWER_API_PATH_LIMIT = envint("EVENTVIEWER_API_PATH_LIMIT", "1000")
+EVENTVIEWER_API_PATH_MAX_LIMIT = envint("EVENTVIEWER_API_PATH_MAX_LIMIT", "10000")
 EVENTVIEWER_PAGE_SIZE = envint("EVENTVIEWER_PAGE_SIZE", "60")
 EVENTVIEWER_LIST_PAGE_SIZE = envint("EVENTVIEWER_LIST_PAGE_SIZE", "50")
 # Drawn diagrams stay valid until the conversation changes; this only bounds their life.

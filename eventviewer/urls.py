@@ -8,8 +8,12 @@ from eventviewer.views import compare, conversations, events, exports, files, im
 app_patterns = [
     path("", conversations.conversation_list, name="conversation-list"),
     path("import/", imports.import_upload, name="import"),
+    path("import/<uuid:upload_id>/", imports.import_progress, name="import-progress"),
     path("c/<str:conversation_id>/", conversations.conversation, name="conversation"),
     path("c/<str:conversation_id>/diagram.svg", conversations.diagram_svg, name="diagram"),
+    path("c/<str:conversation_id>/base_state.json", conversations.base_state, name="base-state"),
+    path("c/<str:conversation_id>/events/<path:event_id>/raw.json", events.event_raw, name="event-raw"),
+    path("c/<str:conversation_id>/events/raw.json", events.event_raw, name="event-raw-by-query"),  # ?id=..
     path("c/<str:conversation_id>/events/<path:event_id>/", events.event_detail, name="event"),
     path("c/<str:conversation_id>/events/", events.event_detail, name="event-by-query"),  # ?id=. or ?id=..
     path("c/<str:conversation_id>/compare/", compare.branch_compare, name="compare"),
@@ -18,10 +22,13 @@ app_patterns = [
     path("c/<str:conversation_id>/export/", exports.export_branch, name="export"),
     path("c/<str:conversation_id>/head/", conversations.set_head, name="set-head"),
     path("c/<str:conversation_id>/live/", live.conversation_live, name="live"),
+    path("c/<str:conversation_id>/delete/", conversations.delete, name="delete"),
     path("c/<str:conversation_id>/share/", share.share_create, name="share-create"),
     path("c/<str:conversation_id>/share/<int:pk>/revoke/", share.share_revoke, name="share-revoke"),
     path("s/<str:token>/", share.shared_conversation, name="share"),
     path("s/<str:token>/diagram.svg", share.shared_diagram, name="share-diagram"),
+    path("s/<str:token>/events/<path:event_id>/raw.json", share.shared_event_raw, name="share-event-raw"),
+    path("s/<str:token>/events/raw.json", share.shared_event_raw, name="share-event-raw-by-query"),
     path("s/<str:token>/events/<path:event_id>/", share.shared_event, name="share-event"),
     path("s/<str:token>/events/", share.shared_event, name="share-event-by-query"),
     path("s/<str:token>/compare/", compare.shared_compare, name="share-compare"),

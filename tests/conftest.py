@@ -27,6 +27,17 @@ SCENARIOS = sorted(
 )
 
 
+@pytest.fixture(autouse=True)
+def tasks_run_inline(request, tmp_path):
+    """Background tasks run inside the request that enqueues them (the worker tests
+    start real `manage.py worker` processes instead); uploads go to a temporary folder."""
+    if not request.config.pluginmanager.hasplugin("django"):
+        return  # the pure core's tests, which run without Django
+    settings = request.getfixturevalue("settings")
+    settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+    settings.EVENTVIEWER_UPLOAD_DIR = tmp_path / "uploads"
+
+
 def fixture_folder(scenario: str) -> Path:
     (folder,) = [p for p in (FIXTURES / scenario).iterdir() if p.is_dir()]
     return folder

@@ -133,3 +133,35 @@ def test_the_messages_and_the_model_view_match_the_sdk(api, relpath):
     assert view["event_ids"] == answers["view_event_ids"]
     assert [{k: v for k, v in m.items() if k != "kind"} for m in view["messages"]] == answers["view_messages"]
     assert body["view_unhandled_condensation_request"] == answers["view_unhandled_condensation_request"]
+
+
+def test_the_path_comes_in_pages_with_totals(api, imported, settings):
+    conversation = imported("long-300")
+    url = f"/api/conversations/{conversation.conversation_id}/path/"
+    whole = api.get(f"{url}?limit=10000").json()
+    assert whole["path_length"] == len(whole["path"]) == conversation.head_path_length and whole["next"] is None
+    pages, query = [], "?limit=70"
+    while query:
+        page = api.get(url + query).json()
+        assert page["path_length"] == whole["path_length"]
+        assert page["messages_total"] == len(whole["messages"])
+        assert page["pending_total"] == len(whole["pending_action_ids"])
+        assert page["mismatched_total"] == len(whole["mismatched_observations"])
+        assert len(page["path"]) <= 70
+        pages.append(page)
+        query = page["next"]
+    assert [e for p in pages for e in p["path"]] == whole["path"]
+    assert [m for p in pages for m in p["messages"]] == whole["messages"]
+    assert len(pages) == -(-whole["path_length"] // 70)
+    assert pages[1]["offset"] == 70 and pages[1]["limit"] == 70
+    settings.EVENTVIEWER_API_PATH_LIMIT = 50
+    assert len(api.get(url).json()["path"]) == 50
+
+
+@pytest.mark.parametrize(
+    ("query", "message"), [("?offset=-1", "offset"), ("?limit=0", "limit"), ("?limit=10001", "at most 10,000")]
+)
+def test_bad_pages_are_json_400s(api, imported, query, message):
+    conversation = imported("simple")
+    response = api.get(f"/api/conversations/{conversation.conversation_id}/path/{query}")
+    assert response.status_code == 400 and message in response.json()["error"]

@@ -13,6 +13,7 @@ from markdown_it import MarkdownIt
 
 from eventviewer.imports.importer import import_paths
 from eventviewer.models import Conversation, ShareLink, unpack
+from eventviewer.views.exports import stored_base_state
 
 from .conftest import FIXTURES, SCENARIOS, SET_A2, action, message, observation
 from .trajectory.sdk import CONVERSATIONS
@@ -42,7 +43,7 @@ def snapshot() -> dict:
             "parent": c.parent.conversation_id if c.parent else None,
             "parent_call_id": c.parent_call_id,
             "head": c.head.event_id if c.head else None,
-            "base_state": c.base_state,
+            "base_state": stored_base_state(c),
             "usages": sorted(c.usages.values_list("response_id", "prompt_tokens", "cost")),
             "events": [(*row[:-1], unpack(row[-1])) for row in rows],
         }

@@ -10,6 +10,7 @@ from eventviewer.models import EventPayload
 
 TEXT_PAYLOADS = ("eventviewer", "0001_initial")
 PACKED_PAYLOADS = ("eventviewer", "0002_packed_payload")
+BOUNDS = ("eventviewer", "0006_bounds")
 JSON = '{"id": "e1", "kind": "MessageEvent", "text": "héllo \\u2028 wörld", "n": [1, 2, 3]}'
 
 
@@ -45,4 +46,22 @@ def test_payloads_stored_as_text_are_packed_and_read_back_the_same():
     # And back, for a downgrade.
     old = migrate(TEXT_PAYLOADS)
     assert dict(old.get_model("eventviewer", "EventPayload").objects.values_list("pk", "raw")) == texts
+    migrate_to_latest()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_base_states_move_to_their_own_table_and_back():
+    from eventviewer.models import ConversationState
+
+    old = migrate(PACKED_PAYLOADS)
+    Conversation = old.get_model("eventviewer", "Conversation")
+    Conversation.objects.create(conversation_id="b" * 32, base_state='{"id": "b", "n": 1.10}')
+    Conversation.objects.create(conversation_id="c" * 32)
+    migrate(BOUNDS)
+    assert [(s.conversation.conversation_id, s.raw) for s in ConversationState.objects.all()] == [
+        ("b" * 32, b'{"id": "b", "n": 1.10}')
+    ]
+    old = migrate(PACKED_PAYLOADS)
+    states = dict(old.get_model("eventviewer", "Conversation").objects.values_list("conversation_id", "base_state"))
+    assert states == {"b" * 32: '{"id": "b", "n": 1.10}', "c" * 32: ""}
     migrate_to_latest()

@@ -22,7 +22,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from eventviewer.imports.importer import Imported, _stored_state, import_sources
+from eventviewer.imports.importer import Imported, import_sources, stored_state
 from eventviewer.imports.sources import ConversationSource, RawEvent
 from eventviewer.models import Conversation
 from eventviewer.trajectory.ids import normalize_conversation_id
@@ -163,18 +163,13 @@ def store(server: AgentServer, info: dict, events: Frames, live: bool = False) -
             if seq is None:
                 seq, position, new = position, position + 1, new + 1
             raw_events.append(RawEvent(seq, f"{where}/events/{event_id}", data, raw))
-        stored_state = _stored_state(conversation) if conversation is not None else {}
-        if conversation is not None and not new and head_and_status(info) == head_and_status(stored_state):
+        known_state = stored_state(conversation) if conversation is not None else {}
+        if conversation is not None and not new and head_and_status(info) == head_and_status(known_state):
             if live:
                 Conversation.objects.filter(pk=conversation.pk).update(live_until=timezone.now() + LIVE_FOR)
             return None
-        source = ConversationSource(
-            conversation_id,
-            where,
-            base_state=info,
-            base_state_raw=orjson.dumps(info).decode(),
-            _events=lambda: iter(raw_events),
-        )
+        source = ConversationSource(conversation_id, where, _events=lambda: iter(raw_events))
+        source.set_state(info, orjson.dumps(info))
         (imported,) = import_sources([source])
         live_until = timezone.now() + LIVE_FOR if live else imported.conversation.live_until
         Conversation.objects.filter(pk=imported.conversation.pk).update(**_described_by(info), live_until=live_until)

@@ -9,12 +9,14 @@ rules then check the whole conversation; any problem rolls everything back.
 from __future__ import annotations
 
 import gc
+import json
 import sys
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -22,15 +24,18 @@ import orjson
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.utils import timezone
 
+from eventviewer.imports.progress import Progress
 from eventviewer.imports.sources import ConversationSource, Parsed, SourceError, find_conversations
 from eventviewer.models import (
     LIGHT_COLUMNS,
     Conversation,
+    ConversationState,
     Event,
     EventPayload,
     HeadBranch,
     TurnUsage,
     light_row,
+    pack,
     unpack,
 )
 from eventviewer.trajectory import kinds, usage
@@ -68,10 +73,21 @@ class Imported:
     created: bool
     added: int
 
+    @property
+    def unchanged(self) -> int:
+        """Events that were already stored."""
+        return self.conversation.event_count - self.added
 
-def import_paths(paths: Iterable[tuple[Path, str]]) -> list[Imported]:
+    def describe(self) -> str:
+        """What the import did to this conversation, in a few words."""
+        if not self.added:
+            return "nothing new"
+        return f"{self.added:,} new event{'s' if self.added != 1 else ''}, {self.unchanged:,} unchanged"
+
+
+def import_paths(paths: Iterable[tuple[Path, str]], progress: Progress | None = None) -> list[Imported]:
     """Import every conversation found in ``paths`` ((path, label) pairs) in one
-    transaction, or raise ImportFailed and write nothing."""
+    transaction, or raise ImportFailed and write nothing. ``progress`` counts as it goes."""
     problems: list[str] = []
     sources: list[ConversationSource] = []
     for path, label in paths:
@@ -81,13 +97,17 @@ def import_paths(paths: Iterable[tuple[Path, str]]) -> list[Imported]:
             problems.append(str(e))
     if problems:
         raise ImportFailed(problems)
-    return _import_all(sources, problems)
+    progress = progress if progress is not None else Progress()
+    progress.conversations_total = len(sources)
+    expected = [source.expected for source in sources]
+    progress.events_total = None if None in expected else sum(expected)
+    return _import_all(sources, problems, progress)
 
 
 def import_sources(sources: list[ConversationSource]) -> list[Imported]:
     """Import conversations read from elsewhere (an agent-server, a folder being
     written) in one transaction, or raise ImportFailed and write nothing."""
-    return _import_all(sources, [])
+    return _import_all(sources, [], Progress())
 
 
 @contextmanager
@@ -111,7 +131,7 @@ def tuned_for_bulk_import() -> Iterator[None]:
             gc.enable()
 
 
-def _import_all(sources: list[ConversationSource], problems: list[str]) -> list[Imported]:
+def _import_all(sources: list[ConversationSource], problems: list[str], progress: Progress) -> list[Imported]:
     results = []
     if connection.vendor == "sqlite":
         # A bigger page cache (16 MiB) keeps index pages in memory instead of
@@ -122,8 +142,9 @@ def _import_all(sources: list[ConversationSource], problems: list[str]) -> list[
         imported: dict[str, Imported] = {}
         for source in sources:
             try:
+                progress.source(source.where)
                 with transaction.atomic():
-                    imported[source.where] = result = _import(source)
+                    imported[source.where] = result = _import(source, progress)
                 results.append(result)
             except ImportFailed as e:
                 problems.extend(e.problems)
@@ -176,27 +197,37 @@ def _link_subagents(parent: Conversation, children: list[Conversation]) -> None:
         child.save(update_fields=["parent", "parent_call_id"])
 
 
-def _import(source: ConversationSource) -> Imported:
+def _import(source: ConversationSource, progress: Progress) -> Imported:
     if source.problems:
         raise ImportFailed(source.problems)
+    source_state = source.state()
+    if source_state.problems:  # it changed since it was found
+        raise ImportFailed(source_state.problems)
     conversation, created = Conversation.objects.get_or_create(conversation_id=source.conversation_id)
+    if conversation.deleting:
+        raise ImportFailed(
+            [
+                f"{source.where}: conversation {conversation.conversation_id} is being deleted; "
+                "import it again once that is done"
+            ]
+        )
     if not created and connection.features.has_select_for_update:
         # Concurrent re-imports of one conversation queue here and each event lands once.
         # (A new row is this transaction's until it commits; SQLite has one writer at a time.)
         conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
     writer = _Writer(conversation, new=created)
-    writer.consume(source.parsed())
+    writer.consume(source.parsed(), progress, source.expected is not None)
     if writer.problems:
         raise ImportFailed(writer.problems)
     try:
         tree = writer.builder.finish()
-        head = tree.head(*_head_hints(source.base_state))
+        head = tree.head(*_head_hints(source_state.data))
     except TreeError as e:
         raise ImportFailed([_locate(p, source) for p in e.problems]) from None
     writer.place_late_events(tree)
 
-    state = source.base_state or {}
-    if created or writer.added or _leaf_hint(state) != _leaf_hint(_stored_state(conversation)):
+    state = source_state.data or {}
+    if created or writer.added or _leaf_hint(state) != _leaf_hint(stored_state(conversation)):
         # The conversation moved on: follow its HEAD. Otherwise a HEAD picked in
         # eventviewer ("Make this the default branch") stays.
         conversation.head_id = writer.pk_of[head] if head is not None else None
@@ -218,9 +249,13 @@ def _import(source: ConversationSource) -> Imported:
     llm = agent.get("llm") if isinstance(agent.get("llm"), dict) else {}
     conversation.agent_kind = _clean(agent.get("kind") or conversation.agent_kind, 100)
     conversation.model = _clean(llm.get("model") or conversation.model, 200)
-    conversation.base_state = source.base_state_raw or conversation.base_state
-    if source.base_state is not None:
-        _store_usage(conversation, source.base_state)
+    if source_state.raw:
+        ConversationState.objects.update_or_create(
+            conversation=conversation, defaults={"packed": pack(source_state.raw)}
+        )
+    if source_state.data is not None:
+        _store_usage(conversation, source_state.data)
+    del source_state
     conversation.source = source.where[:1000]
     if not created and added:
         conversation.imported_at = timezone.now()
@@ -277,10 +312,12 @@ class _Writer:
         self.last_timestamp = light.timestamp or self.last_timestamp
         return True
 
-    def consume(self, events: Iterable[Parsed]) -> None:
+    def consume(self, events: Iterable[Parsed], progress: Progress, file_each: bool) -> None:
+        """Take every event; ``file_each``: each came from a file of its own."""
         try:
             for event in events:
                 self._take(event)
+                progress.event(file_each)
             self._flush()
         finally:
             self.close()
@@ -316,7 +353,7 @@ class _Writer:
         """Bytes differ (another export of the conversation): compare what they say."""
         self.settle()
         stored = EventPayload.objects.values_list("packed", flat=True).get(pk=self.pk_of[event_id])
-        return orjson.loads(unpack(stored)) == orjson.loads(unpack(packed))
+        return same_meaning(unpack(stored), unpack(packed))
 
     def _add(self, light: Light, event: Parsed) -> None:
         event_id = light.event_id
@@ -424,6 +461,19 @@ def _insert_many(cursor: Any, table: str, columns: tuple[str, ...], rows: list[t
         cursor.execute(head + ", ".join([values] * len(chunk)), [value for row in chunk for value in row])
 
 
+def _number(literal: str) -> tuple[str, Decimal]:
+    return ("number", Decimal(literal))
+
+
+def same_meaning(a: bytes, b: bytes) -> bool:
+    """Whether two JSON texts say the same thing, whatever their layout or key order.
+    Numbers compare exactly, at any size (a float would round an integer beyond 2**53
+    and miss a change of 1), and never equal to true or false."""
+    return json.loads(a, parse_int=_number, parse_float=_number) == json.loads(
+        b, parse_int=_number, parse_float=_number
+    )
+
+
 def _reserve_ids(count: int, floor: int) -> list[int]:
     """Primary keys for rows not yet written, so a child can point at its parent in
     the same batch. ``floor`` is the highest key this import already holds."""
@@ -445,9 +495,10 @@ def _leaf_hint(state: dict[str, Any]) -> Any:
     return state.get("leaf_event_id"), state.get("head_is_empty")
 
 
-def _stored_state(conversation: Conversation) -> dict[str, Any]:
+def stored_state(conversation: Conversation) -> dict[str, Any]:
+    packed = ConversationState.objects.filter(conversation=conversation).values_list("packed", flat=True).first()
     try:
-        state = orjson.loads(conversation.base_state) if conversation.base_state else {}
+        state = orjson.loads(unpack(packed)) if packed else {}
     except orjson.JSONDecodeError:
         return {}
     return state if isinstance(state, dict) else {}

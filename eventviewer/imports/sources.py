@@ -8,10 +8,12 @@ with the size of a conversation.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import multiprocessing
 import os
 import re
+import signal
 import stat
 import uuid
 import zipfile
@@ -23,9 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO, NamedTuple, Protocol
 
-import orjson
 from django.conf import settings
 
+from eventviewer.imports.jsontext import READ_CHUNK, ArrayItems, BadItem, NotAnArray, parse_json
 from eventviewer.models import pack
 from eventviewer.trajectory import kinds
 from eventviewer.trajectory.events import Light, describe, title_of
@@ -34,8 +36,6 @@ from eventviewer.trajectory.ids import normalize_conversation_id
 SEARCH_DEPTH = 4  # how deep below PATH to look for conversation folders
 CHUNK = 256  # event files per task for the worker
 READ_AHEAD = 65536  # bytes read before asking a file's size
-MAX_NESTING = 254  # the deepest JSON orjson writes back out (an array file's items, the event cards)
-_TOO_DEEP = f"nested deeper than {MAX_NESTING} levels of arrays and objects"
 
 
 class SourceError(Exception):
@@ -48,6 +48,12 @@ class RawEvent(NamedTuple):
     data: Any  # parsed JSON, or None when ``error`` is set
     raw: bytes  # the event's JSON as read
     error: str = ""
+
+
+class State(NamedTuple):
+    data: dict[str, Any] | None = None
+    raw: bytes = b""
+    problems: list[str] = []
 
 
 class Parsed(NamedTuple):
@@ -92,14 +98,22 @@ def _named(data: Any) -> str:
 class ConversationSource:
     conversation_id: str
     where: str
-    base_state: dict[str, Any] | None = None
-    base_state_raw: str = ""
     problems: list[str] = field(default_factory=list)  # found before reading events
-    parent_where: str = ""  # a sub-agent's: where its parent conversation is (``where`` of that source)
-    event_files: int = 0  # a folder's numbered event files
+    expected: int | None = None  # events to read, when known before reading (a folder's files)
     start: int = 0  # a folder's events before this position are not read (a watch stored them)
+    parent_where: str = ""  # a sub-agent's: where its parent conversation is (``where`` of that source)
     _events: Any = None  # () -> Iterator[RawEvent]
     _parsed: Any = None  # () -> Iterator[Parsed], when a worker process reads the events
+    _state: Any = None  # () -> State, when there is a base_state.json
+
+    def state(self) -> State:
+        """base_state.json, read when the conversation is imported (not when it is
+        found: a root of many conversations never holds all of their states at once)."""
+        return self._state() if self._state is not None else State()
+
+    def set_state(self, data: dict[str, Any], raw: bytes) -> None:
+        """A base state that comes from elsewhere than a file (an agent-server's answer)."""
+        self._state = lambda: State(data, raw)
 
     def events(self) -> Iterator[RawEvent]:
         return self._events()
@@ -171,15 +185,19 @@ class DirectoryFiles:
                 name = prefix + entry.name
                 wanted = with_events or entry.name.endswith((".json", ".jsonl"))
                 if entry.is_symlink():
-                    if wanted:
+                    if wanted or entry.name in ("events", "subagents"):
                         raise SourceError(f"{self.label}/{name}: a symbolic link; eventviewer never follows links")
                     continue
                 # A conversation found at the search depth still has its events and sub-agents below.
                 deeper = depth < SEARCH_DEPTH or entry.name in ("events", "subagents") or folder.name == "subagents"
-                if entry.is_dir(follow_symlinks=False) and deeper:
-                    self._walk(Path(entry.path), name + "/", depth + 1)
+                if entry.is_dir(follow_symlinks=False):
+                    if deeper:
+                        self._walk(Path(entry.path), name + "/", depth + 1)
                 elif wanted and entry.is_file(follow_symlinks=False):
                     self._names.append(name)
+                elif wanted and not entry.name.startswith("."):
+                    # A FIFO would block the reader forever, a device read without end.
+                    raise SourceError(f"{self.label}/{name}: not a regular file")
 
     def size(self, name: str) -> int:
         size = self._sizes.get(name)
@@ -330,23 +348,17 @@ def _folder_source(
     parent, subagents, _ = f"/{folder}".rpartition("/subagents/")
     if subagents:  # the SDK keeps a sub-agent's conversation in <parent>/subagents/<child-id>/
         source.parent_where = f"{label}{parent}"
-    base_name = prefix + "base_state.json"
+    state = State()
     if has_state:
-        data, raw, error = _read_json(
-            files, base_name, settings.EVENTVIEWER_MAX_FILE_BYTES, "EVENTVIEWER_MAX_FILE_BYTES"
-        )
-        if error:
-            source.problems.append(f"{where}/base_state.json: {error}")
-        elif not isinstance(data, dict):
-            source.problems.append(f"{where}/base_state.json: expected a JSON object")
-        else:
-            source.base_state, source.base_state_raw = data, raw.decode()
-            source.problems.extend(f"{where}/base_state.json: {p}" for p in _check_base_state(data))
+        source._state = lambda: _read_state(files, prefix + "base_state.json", f"{where}/base_state.json")
+        state = source.state()
+        source.problems.extend(state.problems)
 
     folder_name = PurePosixPath(folder).name if folder else files.name
     source.conversation_id = normalize_conversation_id(folder_name) or ""
-    if not source.conversation_id and source.base_state and isinstance(source.base_state.get("id"), str):
-        source.conversation_id = normalize_conversation_id(source.base_state["id"]) or ""
+    if not source.conversation_id and state.data and isinstance(state.data.get("id"), str):
+        source.conversation_id = normalize_conversation_id(state.data["id"]) or ""
+    del state
     if not source.conversation_id:
         source.problems.append(
             f"{where}: cannot tell the conversation id "
@@ -371,6 +383,12 @@ def _folder_source(
             continue
         numbered[seq] = (seq, name, events_where + base, expected_id)
     items = [numbered[seq] for seq in sorted(numbered)]
+    if len(items) > settings.EVENTVIEWER_MAX_EVENTS:
+        source.problems.append(
+            f"{where}: {len(items):,} events, over the limit of {settings.EVENTVIEWER_MAX_EVENTS:,} "
+            "(EVENTVIEWER_MAX_EVENTS)"
+        )
+        return source
     for expected, (seq, *_) in enumerate(items):
         if seq != expected:
             source.problems.append(
@@ -378,12 +396,23 @@ def _folder_source(
             )
             break
 
+    source.expected = len(items)
     cap = settings.EVENTVIEWER_MAX_EVENT_BYTES
-    source.event_files = len(items)
     source._events = lambda: (_read_event(files, item, cap) for item in items[source.start :])
     if isinstance(files, DirectoryFiles) and len(items) >= settings.EVENTVIEWER_PARALLEL_FROM:
         source._parsed = lambda: _parse_in_workers(files._root, items[source.start :], cap)
     return source
+
+
+def _read_state(files: Files, name: str, where: str) -> State:
+    data, raw, error = _read_json(
+        files, name, settings.EVENTVIEWER_MAX_BASE_STATE_BYTES, "EVENTVIEWER_MAX_BASE_STATE_BYTES"
+    )
+    if error:
+        return State(problems=[f"{where}: {error}"])
+    if not isinstance(data, dict):
+        return State(problems=[f"{where}: expected a JSON object"])
+    return State(data, raw, [f"{where}: {p}" for p in _check_base_state(data)])
 
 
 def _event_file_name(base: str) -> tuple[int, str] | None:
@@ -417,6 +446,20 @@ def _unplain(row: tuple) -> Parsed:
     return Parsed(row[0], row[1], Light._make(light) if light else None, *row[3:])
 
 
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _die_with_parent(parent: int) -> None:
+    """Make a parser worker end with the import that forked it, even one killed
+    outright (SIGKILL runs no clean-up): Linux sends it SIGKILL when its parent goes."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # not Linux
+        pass
+    if os.getppid() != parent:  # the parent went before prctl took hold
+        os._exit(1)
+
+
 def _parse_in_workers(root: str, items: list[tuple[int, str, str, str]], cap: int) -> Iterator[Parsed]:
     """Read and check events in worker processes while the caller writes the ones
     before: parsing and writing each take one core. A few chunks run ahead, no more,
@@ -424,7 +467,12 @@ def _parse_in_workers(root: str, items: list[tuple[int, str, str, str]], cap: in
     workers = max(2, min(4, (os.cpu_count() or 2) - 1))
     # Forked, not spawned: a spawned worker re-imports the caller's __main__ (any script
     # or notebook calling the importer); these workers only read files and parse.
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
+    pool = ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_die_with_parent,
+        initargs=(os.getpid(),),
+    )
     pending: deque = deque()
     try:
         for start in range(0, len(items), CHUNK):
@@ -441,17 +489,72 @@ def _parse_in_workers(root: str, items: list[tuple[int, str, str, str]], cap: in
 def _event_file_source(files: Files, name: str, where: str) -> ConversationSource:
     stem = PurePosixPath(name).name.rsplit(".", 1)[0]
     source = ConversationSource(conversation_id=normalize_conversation_id(stem) or "", where=where)
-    if name.endswith(".jsonl"):
-        source._events = lambda: _jsonl_events(files, name, where)
-    else:
-        items = _json_array_events(files, name, where)  # an array is parsed whole, once
-        source._events = lambda: iter(items)
+    read = _jsonl_events if name.endswith(".jsonl") else _json_array_events
+    source._events = lambda: _capped(read(files, name, where), files, name, where)
     if not source.conversation_id:
         # Not named by its id: derive a stable one, so importing the file again re-syncs it.
-        first = next(source.events(), None)
+        first = next(read(files, name, where), None)
         first_id = first.data.get("id") if first and isinstance(first.data, dict) else ""
         source.conversation_id = uuid.uuid5(uuid.NAMESPACE_URL, f"eventviewer:{stem}:{first_id}").hex
     return source
+
+
+def _capped(events: Iterator[RawEvent], files: Files, name: str, where: str) -> Iterator[RawEvent]:
+    """The events of a JSON or JSONL file, refused at once when there are more than
+    EVENTVIEWER_MAX_EVENTS (counted before any is imported) or none."""
+    cap = settings.EVENTVIEWER_MAX_EVENTS
+    try:
+        count = _count_events(files, name, cap)
+    except (UNREADABLE, ValueError):
+        count = 0  # reading the events says what is wrong
+    if count > cap:
+        yield RawEvent(0, where, None, b"", _too_many(cap))
+        return
+    seq = -1
+    for seq, event in enumerate(events):  # noqa: B007 (seq is used after the loop)
+        yield event
+    if seq < 0:
+        yield RawEvent(0, where, None, b"", "holds no events")
+
+
+def _count_events(files: Files, name: str, cap: int) -> int:
+    """How many events the file holds, exactly when it may be more than ``cap``:
+    counting a brace or a line break per event first is cheap, and enough for all
+    but the biggest files."""
+    mark = b"\n" if name.endswith(".jsonl") else b"{"
+    with files.open(name) as f:
+        upper = sum(chunk.count(mark) for chunk in iter(lambda: f.read(READ_CHUNK), b"")) + (mark == b"\n")
+    if upper <= cap:
+        return upper
+    count = 0
+    with files.open(name) as f:
+        if mark == b"\n":
+            count = _count_lines(f)
+        else:
+            for _ in ArrayItems(f, settings.EVENTVIEWER_MAX_EVENT_BYTES).items():
+                count += 1
+                if count > cap:
+                    break
+    return count
+
+
+_LINE_WITH_TEXT = re.compile(rb"^[ \t\r]*[^ \t\r\n]", re.M)
+
+
+def _count_lines(f: BinaryIO) -> int:
+    """Lines holding more than white space, a chunk at a time (a line cut by the end of
+    a chunk goes on into the next one)."""
+    count, rest = 0, b""
+    for chunk in iter(lambda: f.read(READ_CHUNK), b""):
+        chunk = rest + chunk
+        cut = chunk.rfind(b"\n") + 1
+        count += len(_LINE_WITH_TEXT.findall(chunk, 0, cut))
+        rest = chunk[cut:]
+    return count + bool(rest.strip())
+
+
+def _too_many(cap: int) -> str:
+    return f"more than {cap:,} events, over the limit (EVENTVIEWER_MAX_EVENTS)"
 
 
 def _jsonl_events(files: Files, name: str, where: str) -> Iterator[RawEvent]:
@@ -475,7 +578,9 @@ def _jsonl_lines(files: Files, name: str, where: str, file_cap: int, event_cap: 
             if total > file_cap:
                 yield RawEvent(seq, where, None, b"", _too_big(total, file_cap, "EVENTVIEWER_MAX_FILE_BYTES"))
                 return
-            if len(line.rstrip(b"\r\n")) > event_cap:
+            # Stripped once and rebound, so a big event's line is never held twice.
+            line = line.strip()
+            if len(line) > event_cap:
                 yield RawEvent(
                     seq,
                     line_where,
@@ -484,33 +589,36 @@ def _jsonl_lines(files: Files, name: str, where: str, file_cap: int, event_cap: 
                     f"a line over the limit of {event_cap:,} bytes (EVENTVIEWER_MAX_EVENT_BYTES)",
                 )
                 return
-            if not line.strip():
+            if not line:
                 continue
-            data, raw, error = _parse(line)
+            data, raw, error = parse_json(line)
+            del line
             yield RawEvent(seq, line_where, data, raw, error)
             seq += 1
 
 
-def _json_array_events(files: Files, name: str, where: str) -> list[RawEvent]:
-    # Each item is checked for nesting as it is written out on its own.
-    data, _, error = _read_json(
-        files, name, settings.EVENTVIEWER_MAX_FILE_BYTES, "EVENTVIEWER_MAX_FILE_BYTES", nesting=False
-    )
-    if error:
-        return [RawEvent(0, where, None, b"", error)]
-    if isinstance(data, dict) and isinstance(data.get("events"), list):
-        data = data["events"]
-    if not isinstance(data, list):
-        return [RawEvent(0, where, None, b"", 'expected a JSON array of events (or an object with an "events" array)')]
-    return [_array_item(seq, f"{where}[{seq}]", item) for seq, item in enumerate(data)]
-
-
-def _array_item(seq: int, where: str, item: Any) -> RawEvent:
-    """An item of a JSON array file, written out on its own: what EventPayload keeps."""
+def _json_array_events(files: Files, name: str, where: str) -> Iterator[RawEvent]:
+    """The items of a JSON array file (or of the "events" array of an object), read one
+    at a time and kept as the bytes they were: memory holds a chunk of the file and one
+    event, however big the file."""
+    file_cap, event_cap = settings.EVENTVIEWER_MAX_FILE_BYTES, settings.EVENTVIEWER_MAX_EVENT_BYTES
+    size = files.size(name)
+    if size > file_cap:
+        yield RawEvent(0, where, None, b"", _too_big(size, file_cap, "EVENTVIEWER_MAX_FILE_BYTES"))
+        return
+    seq = 0
     try:
-        return RawEvent(seq, where, item, orjson.dumps(item))
-    except orjson.JSONEncodeError:
-        return RawEvent(seq, where, item, b"", _TOO_DEEP)
+        with files.open(name) as f:
+            for raw in ArrayItems(f, event_cap).items():
+                data, raw, error = parse_json(raw)
+                yield RawEvent(seq, f"{where}[{seq}]", data, raw, error)
+                seq += 1
+    except NotAnArray:
+        yield RawEvent(0, where, None, b"", 'expected a JSON array of events (or an object with an "events" array)')
+    except BadItem as e:
+        yield RawEvent(seq, f"{where}[{seq}]" if e.in_item else where, None, b"", e.args[0])
+    except UNREADABLE as e:
+        yield RawEvent(seq, where, None, b"", f"cannot be read ({e})")
 
 
 # What reading a file on disk or in a zip can raise: a vanished or unreadable file, a
@@ -518,36 +626,14 @@ def _array_item(seq: int, where: str, item: Any) -> RawEvent:
 UNREADABLE = (OSError, EOFError, zipfile.BadZipFile, zlib.error, RuntimeError, NotImplementedError)
 
 
-def _read_json(files: Files, name: str, cap: int, setting: str, nesting: bool = True) -> tuple[Any, bytes, str]:
+def _read_json(files: Files, name: str, cap: int, setting: str) -> tuple[Any, bytes, str]:
     try:
         content = read_capped(files, name, cap)
     except TooBig as e:
         return None, b"", _too_big(e.size, cap, setting)
     except UNREADABLE as e:
         return None, b"", f"cannot be read ({e})"
-    return _parse(content, nesting)
-
-
-def _parse(content: bytes, nesting: bool = True) -> tuple[Any, bytes, str]:
-    """The JSON in ``content``, or why not. With ``nesting``, JSON nested deeper than
-    orjson writes back out (and deep enough to exhaust Python's recursion in ``==``,
-    ``str()`` and the event cards) is refused too."""
-    try:
-        data = orjson.loads(content)  # which also refuses bytes that are not UTF-8
-    except orjson.JSONDecodeError as e:
-        return None, b"", f"malformed JSON ({e})"
-    if nesting and content.count(b"[") + content.count(b"{") > MAX_NESTING and not _writable(data):
-        return None, b"", _TOO_DEEP
-    return data, content.strip(), ""
-
-
-def _writable(data: Any) -> bool:
-    """Whether orjson can write ``data`` out again: it refuses nesting deeper than MAX_NESTING."""
-    try:
-        orjson.dumps(data)
-    except orjson.JSONEncodeError:
-        return False
-    return True
+    return parse_json(content)
 
 
 def _too_big(size: int, cap: int, setting: str) -> str:

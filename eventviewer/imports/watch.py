@@ -61,13 +61,13 @@ class FolderWatch:
         return results
 
     def _import(self, source: ConversationSource, current: set, now: float) -> Imported | None:
-        signature = (source.event_files, _stamp(Path(source.where) / "base_state.json"))
+        signature = (source.expected or 0, _stamp(Path(source.where) / "base_state.json"))
         if self.seen.get(source.where) == signature:
             return None
         if source.problems:
             self._problem(current, now, source.where, "\n".join(source.problems))
             return None
-        source.start = _stored_prefix(source.conversation_id, source.event_files)
+        source.start = _stored_prefix(source.conversation_id, source.expected or 0)
         held: list[Parsed] = []
         in_workers = source._parsed if source.start == 0 else None  # a first import of a big folder
         whole = in_workers or (lambda: (parse(e) for e in source.events()))
@@ -75,11 +75,12 @@ class FolderWatch:
         try:
             (imported,) = import_sources([source])
         except ImportFailed as e:
-            if not (held and source.base_state and "leaf_event_id" in source.base_state):
+            state = source.state()
+            if not (held and state.data and "leaf_event_id" in state.data):
                 self._problem(current, now, source.where, str(e))
                 return None
             # base_state.json may already name the event being written: HEAD waits for it.
-            source.base_state = {k: v for k, v in source.base_state.items() if k != "leaf_event_id"}
+            source.set_state({k: v for k, v in state.data.items() if k != "leaf_event_id"}, state.raw)
             held.clear()
             try:
                 (imported,) = import_sources([source])

@@ -4,6 +4,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from django import template
+from django.conf import settings
+from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
@@ -28,16 +30,20 @@ _markdown.add_render_rule("link_open", _render_link_open)
 
 @register.filter
 def markdown(text: str) -> SafeString:
-    """Render untrusted markdown: markdown-it escapes every text node itself."""
-    return mark_safe(_markdown.render(text or ""))
+    """Render untrusted markdown: markdown-it escapes every text node itself. A text
+    over EVENTVIEWER_MARKDOWN_MAX_CHARS shows as plain text: some inputs take
+    markdown-it seconds per megabyte."""
+    text = text or ""
+    if len(text) > settings.EVENTVIEWER_MARKDOWN_MAX_CHARS:
+        return mark_safe(f'<pre class="wrap plain-text">{escape(text)}</pre>')
+    return mark_safe(_markdown.render(text))
 
 
 @register.filter
 def inline_markdown(text: str) -> SafeString:
     """One line of untrusted markdown rendered inline (code spans, emphasis; no blocks),
     for titles: a line starting with ``` or # stays a line."""
-    html = _markdown.renderInline(text or "")
-    return mark_safe(html.replace("<a href=", '<a rel="nofollow noopener noreferrer" href='))
+    return mark_safe(_markdown.renderInline(text or ""))
 
 
 @register.filter

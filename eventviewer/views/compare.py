@@ -15,7 +15,7 @@ from django.core.exceptions import BadRequest
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.safestring import mark_safe
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from eventviewer.forms import CompareForm
@@ -262,20 +262,20 @@ def compare_page(request: HttpRequest, scope: Scope) -> HttpResponse:
     return render(request, "compare/compare.html", context)
 
 
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 def branch_compare(request: HttpRequest, conversation_id: str) -> HttpResponse:
     return compare_page(request, Scope(get_conversation(conversation_id)))
 
 
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 def conversations_compare(request: HttpRequest) -> HttpResponse:
     """Branches of any two conversations: ``a`` and ``b`` each name their conversation."""
     return compare_page(request, Scope(None))
 
 
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 @shared_view
 def shared_compare(request: HttpRequest, scope: Scope) -> HttpResponse:

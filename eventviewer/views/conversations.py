@@ -13,12 +13,13 @@ from django.db.models import F, Prefetch, Q
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.safestring import SafeString, mark_safe
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
+from eventviewer import tasks
 from eventviewer.forms import ConversationListForm, EventForm, HeadForm, PathForm, ShareForm
 from eventviewer.lookups import checked, get_conversation, get_event, get_leaf, valid
-from eventviewer.models import Conversation, Event
+from eventviewer.models import Conversation, ConversationState, Event, unpack
 from eventviewer.scope import Scope
 from eventviewer.trajectory import diagram
 from eventviewer.trajectory.reading import Reading
@@ -135,13 +136,15 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
     return render(request, "conversations/detail.html", context)
 
 
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 def conversation_list(request: HttpRequest) -> HttpResponse:
     form = checked(ConversationListForm(request.GET))
     q = form.cleaned_data["q"].strip()
     # Sub-agents are listed under their parent; a search finds them too.
-    conversations = Conversation.objects.all() if q else Conversation.objects.filter(parent__isnull=True)
+    conversations = Conversation.objects.shown()
+    if not q:
+        conversations = conversations.filter(parent__isnull=True)
     conversations = conversations.annotate(tokens=F("prompt_tokens") + F("completion_tokens")).prefetch_related(
         Prefetch("subagents", queryset=Conversation.objects.only("conversation_id", "title", "parent_id"))
     )
@@ -151,7 +154,7 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
         if as_id and all(c in "0123456789abcdef" for c in as_id):
             match |= Q(conversation_id__startswith=as_id)
         conversations = conversations.filter(match)
-    conversations = conversations.order_by(*form.ordering()).defer("skeleton", "base_state")
+    conversations = conversations.order_by(*form.ordering()).defer("skeleton")
     page = Paginator(conversations, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(form.cleaned_data["page"] or 1)
     sort = form.cleaned_data["sort"] or "imported"
     direction = form.cleaned_data["dir"] or ("asc" if sort == "title" else "desc")
@@ -166,14 +169,14 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
         "sort": sort,
         "dir": direction,
         "columns": columns,
-        "total": Conversation.objects.filter(parent__isnull=True).count(),
+        "total": Conversation.objects.shown().filter(parent__isnull=True).count(),
     }
     if request.htmx and not request.htmx.history_restore_request:
         return render(request, "conversations/list.html#table", context)
     return render(request, "conversations/list.html", context)
 
 
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 def conversation(request: HttpRequest, conversation_id: str) -> HttpResponse:
     found = get_conversation(conversation_id)
@@ -195,7 +198,7 @@ def diagram_response(request: HttpRequest, scope: Scope) -> HttpResponse:
     return response
 
 
-@require_GET
+@require_safe
 def diagram_svg(request: HttpRequest, conversation_id: str) -> HttpResponse:
     return diagram_response(request, Scope(get_conversation(conversation_id)))
 
@@ -215,3 +218,29 @@ def set_head(request: HttpRequest, conversation_id: str) -> HttpResponse:
         conversation.refresh_figures()
     messages.success(request, "This branch is now the conversation's default (HEAD).")
     return redirect(conversation.get_absolute_url())
+
+
+@require_safe
+def base_state(request: HttpRequest, conversation_id: str) -> HttpResponse:
+    """base_state.json as imported, as a download: the only place that reads it."""
+    conversation = get_conversation(conversation_id)
+    packed = ConversationState.objects.filter(conversation=conversation).values_list("packed", flat=True).first()
+    if packed is None:
+        raise Http404("This conversation was imported without a base_state.json.")
+    response = HttpResponse(unpack(packed), content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="{conversation.conversation_id}-base_state.json"'
+    return response
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@login_required
+def delete(request: HttpRequest, conversation_id: str) -> HttpResponse:
+    """Ask first (GET); then hide the conversation at once and delete it in the
+    background (POST): a big one takes a while, a batch of events at a time."""
+    conversation = get_conversation(conversation_id)
+    if request.method != "POST":
+        subagents = conversation.subagent_conversations()
+        return render(request, "conversations/delete.html", {"conversation": conversation, "subagents": subagents})
+    tasks.delete_in_background(Conversation.objects.filter(pk=conversation.pk))
+    messages.success(request, f"Deleting {conversation} ({conversation.event_count:,} events) in the background.")
+    return redirect("eventviewer:conversation-list")

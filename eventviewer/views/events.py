@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import orjson
-from django.http import HttpRequest, HttpResponse
+from django.conf import settings
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from eventviewer.forms import EventForm
-from eventviewer.lookups import get_conversation, get_event, get_leaf, valid
+from eventviewer.lookups import GONE, get_conversation, get_event, get_leaf, valid
 from eventviewer.models import Conversation, Event, EventPayload, unpack
 from eventviewer.scope import Scope
-from eventviewer.trajectory.cards import FULL_TEXT_CHARS, pretty
 from eventviewer.trajectory.kinds import card_for
 from eventviewer.trajectory.skeleton import latest_leaf_below
 from eventviewer.views.problems import Reasons
@@ -25,14 +25,14 @@ def event_page(request: HttpRequest, scope: Scope, event_id: str) -> HttpRespons
     conversation = scope.conversation
     event = get_event(conversation, event_id)
     params = valid(EventForm, request.GET)
-    data = orjson.loads(unpack(EventPayload.objects.values_list("packed", flat=True).get(pk=event.pk)))
+    raw = _stored(event)
+    data = orjson.loads(raw)
     leaf = None
     if event.is_tree_node:
         if params["leaf"]:
             leaf = params["leaf"]
         else:
-            path_ids = [e.event_id for e in Event.objects.path_to(event)]
-            leaf = _branch_through(conversation, event, path_ids)
+            leaf = _branch_through(conversation, event)
     problem = None
     if leaf and not request.htmx:
         # Pending or mismatched on the branch it is shown on: the same badge and reason as its card.
@@ -49,7 +49,13 @@ def event_page(request: HttpRequest, scope: Scope, event_id: str) -> HttpRespons
         "scope": scope,
         "event": event,
         "card": card_for(data, full=True),
-        "raw_json": pretty(data, FULL_TEXT_CHARS),
+        # The stored bytes as they came (a re-serialisation would round big numbers and
+        # merge duplicate keys), up to a size; the rest is a download. A cut through a
+        # multi-byte character drops that character.
+        "raw_json": raw[: settings.EVENTVIEWER_RAW_SHOWN_BYTES].decode("utf-8", "ignore"),
+        "raw_size": len(raw),
+        "raw_cut": len(raw) > settings.EVENTVIEWER_RAW_SHOWN_BYTES,
+        "raw_url": scope.raw_url(event.event_id),
         "leaf": leaf,
         "parent": parent,
         "problem": problem,
@@ -60,14 +66,24 @@ def event_page(request: HttpRequest, scope: Scope, event_id: str) -> HttpRespons
     return render(request, "conversations/event.html", context)
 
 
-def _branch_through(conversation: Conversation, event: Event, path_ids: list[str]) -> str:
+def _stored(event: Event) -> bytes:
+    packed = EventPayload.objects.filter(pk=event.pk).values_list("packed", flat=True).first()
+    if packed is None:  # deleted since the event was read
+        raise Http404(GONE)
+    return unpack(packed)
+
+
+def _branch_through(conversation: Conversation, event: Event) -> str:
     """The branch to show an event on: HEAD's if the event is on it, else the most
-    recent leaf below the event."""
-    head = conversation.head
+    recent leaf below the event. (HEAD's own page reads no branch.)"""
+    head = Event.objects.filter(pk=conversation.head_id).first() if conversation.head_id else None
+    if head is not None and head.pk == event.pk:
+        return head.event_id
     if head is not None and head.depth is not None and event.depth <= head.depth:
         head_path = Event.objects.path_to(head)
         if head_path[event.depth].pk == event.pk:
             return head.event_id
+    path_ids = [e.event_id for e in Event.objects.path_to(event)]
     return latest_leaf_below(conversation.skeleton, path_ids) or event.event_id
 
 
@@ -77,7 +93,22 @@ def event_id_of(request: HttpRequest, event_id: str | None) -> str:
     return event_id if event_id is not None else request.GET.get("id", "")
 
 
-@require_GET
+def raw_response(scope: Scope, event_id: str) -> HttpResponse:
+    """An event's stored JSON, byte for byte, as a download."""
+    event = get_event(scope.conversation, event_id)
+    raw = _stored(event)
+    response = HttpResponse(raw, content_type="application/json")
+    safe_name = "".join(c if c.isalnum() or c in "-_." else "_" for c in event.event_id)[:100].strip(".") or "event"
+    response["Content-Disposition"] = f'attachment; filename="{safe_name}.json"'
+    return response
+
+
+@require_safe
+def event_raw(request: HttpRequest, conversation_id: str, event_id: str | None = None) -> HttpResponse:
+    return raw_response(Scope(get_conversation(conversation_id)), event_id_of(request, event_id))
+
+
+@require_safe
 @vary_on_headers("HX-Request")
 def event_detail(request: HttpRequest, conversation_id: str, event_id: str | None = None) -> HttpResponse:
     return event_page(request, Scope(get_conversation(conversation_id)), event_id_of(request, event_id))

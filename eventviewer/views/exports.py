@@ -17,11 +17,11 @@ from django.core.exceptions import BadRequest
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.utils.http import content_disposition_header
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from eventviewer.forms import ExportForm
 from eventviewer.lookups import get_conversation, get_leaf, valid
-from eventviewer.models import PAYLOAD_CHUNK, Conversation, EventPayload, unpack
+from eventviewer.models import PAYLOAD_CHUNK, Conversation, ConversationState, EventPayload, unpack
 from eventviewer.scope import MAX_NESTING, Scope
 from eventviewer.trajectory import export, kinds
 from eventviewer.trajectory.events import Light, one_line
@@ -32,9 +32,10 @@ from eventviewer.views.turns import MODEL
 
 
 def stored_base_state(conversation: Conversation) -> str:
-    """The conversation's base_state.json as imported ("" when it had none). The one
-    place exports read it: where it is stored may change."""
-    return conversation.base_state
+    """The conversation's base_state.json as imported ("" when it had none): kept apart
+    from the conversation (ConversationState), read only for downloads."""
+    packed = ConversationState.objects.filter(conversation=conversation).values_list("packed", flat=True).first()
+    return unpack(packed).decode() if packed is not None else ""
 
 
 def _download(chunks: Iterable[bytes], filename: str, content_type: str) -> StreamingHttpResponse:
@@ -135,7 +136,7 @@ def conversation_zip(request: HttpRequest, scope: Scope) -> HttpResponse:
     return _download(_zip(sdk_files(conversation, folder)), f"{folder}.zip", "application/zip")
 
 
-@require_GET
+@require_safe
 def export_zip(request: HttpRequest, conversation_id: str) -> HttpResponse:
     return conversation_zip(request, Scope(get_conversation(conversation_id)))
 
@@ -272,18 +273,18 @@ def branch_export(request: HttpRequest, scope: Scope) -> HttpResponse:
     return _download(_markdown(request, scope, reading), f"{name}.md", "text/markdown; charset=utf-8")
 
 
-@require_GET
+@require_safe
 def export_branch(request: HttpRequest, conversation_id: str) -> HttpResponse:
     return branch_export(request, Scope(get_conversation(conversation_id)))
 
 
-@require_GET
+@require_safe
 @shared_view
 def shared_export_zip(request: HttpRequest, scope: Scope) -> HttpResponse:
     return conversation_zip(request, scope)
 
 
-@require_GET
+@require_safe
 @shared_view
 def shared_export(request: HttpRequest, scope: Scope) -> HttpResponse:
     return branch_export(request, scope)

@@ -1,43 +1,59 @@
-"""The Import page: upload conversation files from the browser."""
+"""The Import page: files sent from the browser are imported in the background, and a
+page follows each upload to its result."""
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
-from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_safe
+from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import HttpResponseClientRedirect
 
+from eventviewer import tasks
 from eventviewer.forms import UploadForm
-from eventviewer.imports.importer import ImportFailed, import_paths
+from eventviewer.models import Upload
 
 
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
+@vary_on_headers("HX-Request")
 def import_upload(request: HttpRequest) -> HttpResponse:
-    form = UploadForm(request.POST or None, request.FILES or None)
-    problems: list[str] = []
-    if request.method == "POST" and form.is_valid():
-        with tempfile.TemporaryDirectory(prefix="eventviewer-upload-") as tmp:
-            paths = []
-            for number, upload in enumerate(form.cleaned_data["files"]):
-                suffix = Path(upload.name).suffix.lower()
-                target = Path(tmp) / f"upload-{number}{suffix}"
-                with open(target, "wb") as out:
-                    for chunk in upload.chunks():
-                        out.write(chunk)
-                paths.append((target, upload.name))
-            try:
-                results = import_paths(paths)
-            except ImportFailed as e:
-                problems = e.problems
-            else:
-                for result in results:
-                    verb = "Imported" if result.created else "Updated"
-                    messages.success(request, f"{verb} {result.conversation} ({result.added} new events).")
-                if len(results) == 1:
-                    return redirect(results[0].conversation.get_absolute_url())
-                return redirect("eventviewer:conversation-list")
-    status = 400 if request.method == "POST" else 200
-    return render(request, "conversations/import.html", {"form": form, "problems": problems}, status=status)
+    if request.method != "POST":
+        return render(request, "imports/import.html", {"form": UploadForm()})
+    form = UploadForm(request.POST, request.FILES)
+    if not form.is_valid():
+        template = "imports/import.html#form" if request.htmx else "imports/import.html"
+        return render(request, template, {"form": form}, status=400)
+    files = form.cleaned_data["files"]
+    upload = Upload.objects.create(
+        names=[f.name for f in files], created_by=request.user if request.user.is_authenticated else None
+    )
+    upload.folder.mkdir(parents=True)
+    for number, sent in enumerate(files):
+        with open(upload.folder / upload.stored_name(number), "wb") as out:
+            for chunk in sent.chunks():
+                out.write(chunk)
+    # The task may start (and, run inline, finish) before the id is saved: it needs none.
+    result = tasks.import_upload.enqueue(str(upload.id))
+    Upload.objects.filter(pk=upload.pk).update(task_id=str(result.id))
+    if request.htmx:
+        return HttpResponseClientRedirect(upload.get_absolute_url())
+    return redirect(upload)
+
+
+@require_safe
+@vary_on_headers("HX-Request")
+def import_progress(request: HttpRequest, upload_id: str) -> HttpResponse:
+    upload = Upload.objects.filter(pk=upload_id).first()
+    if upload is None:
+        raise Http404("There is no such import.")
+    state, progress = tasks.upload_state(upload)
+    context = {
+        "upload": upload,
+        "state": state,
+        "progress": progress,
+        "nothing_new": state == "done" and not any(r["added"] for r in upload.results),
+        "stopped": tasks.STOPPED,
+    }
+    if request.htmx and not request.htmx.history_restore_request:
+        return render(request, "imports/progress.html#status", context)
+    return render(request, "imports/progress.html", context)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from eventviewer.forms import LiveForm
 from eventviewer.lookups import get_conversation, get_leaf, valid
@@ -61,7 +61,7 @@ def live_response(request: HttpRequest, scope: Scope, params: dict) -> HttpRespo
     return render(request, "conversations/_live.html#live", context)
 
 
-@require_GET
+@require_safe
 def conversation_live(request: HttpRequest, conversation_id: str) -> HttpResponse:
     params = valid(LiveForm, request.GET)
     found = get_conversation(conversation_id, Conversation.objects.only(*VERSION_FIELDS))
@@ -70,7 +70,7 @@ def conversation_live(request: HttpRequest, conversation_id: str) -> HttpRespons
     return live_response(request, Scope(Conversation.objects.get(pk=found.pk)), params)
 
 
-@require_GET
+@require_safe
 @shared_view
 def shared_live(request: HttpRequest, scope: Scope) -> HttpResponse:
     params = valid(LiveForm, request.GET)

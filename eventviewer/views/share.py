@@ -11,7 +11,7 @@ from django.core.exceptions import BadRequest
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from eventviewer.forms import PathForm, ShareForm
@@ -19,7 +19,7 @@ from eventviewer.lookups import checked, get_conversation, get_event, valid
 from eventviewer.models import Event, ShareLink
 from eventviewer.scope import Scope, shares
 from eventviewer.views.conversations import conversation_page, diagram_response
-from eventviewer.views.events import event_id_of, event_page
+from eventviewer.views.events import event_id_of, event_page, raw_response
 
 
 @require_POST
@@ -71,7 +71,7 @@ def shared_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse
     @wraps(view)
     def wrapper(request: HttpRequest, token: str, *args, subagent: str | None = None, **kwargs) -> HttpResponse:
         share = ShareLink.objects.select_related("conversation").filter(token=token).first()
-        if share is None:
+        if share is None or share.conversation.deleting:
             raise Http404("This share link does not exist.")
         if not share.is_active:
             return render(request, "share/gone.html", {"scope": Scope(None, reviewer=True)}, status=410)
@@ -86,7 +86,7 @@ def shared_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse
     return wrapper
 
 
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 @shared_view
 def shared_conversation(request: HttpRequest, scope: Scope) -> HttpResponse:
@@ -97,14 +97,20 @@ def shared_conversation(request: HttpRequest, scope: Scope) -> HttpResponse:
     return conversation_page(request, scope, params)
 
 
-@require_GET
+@require_safe
 @vary_on_headers("HX-Request")
 @shared_view
 def shared_event(request: HttpRequest, scope: Scope, event_id: str | None = None) -> HttpResponse:
     return event_page(request, scope, event_id_of(request, event_id))
 
 
-@require_GET
+@require_safe
+@shared_view
+def shared_event_raw(request: HttpRequest, scope: Scope, event_id: str | None = None) -> HttpResponse:
+    return raw_response(scope, event_id_of(request, event_id))
+
+
+@require_safe
 @shared_view
 def shared_diagram(request: HttpRequest, scope: Scope) -> HttpResponse:
     return diagram_response(request, scope)

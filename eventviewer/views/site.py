@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 from django.template import loader
 from django.templatetags.static import static
 from django.urls import Resolver404
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from eventviewer.models import ShareLink
 from eventviewer.scope import Scope
@@ -59,7 +59,7 @@ def server_error(request: HttpRequest) -> HttpResponse:
     return HttpResponse(loader.get_template("500.html").render(), status=500)
 
 
-@require_GET
+@require_safe
 @login_not_required
 def favicon(request: HttpRequest) -> HttpResponse:
     return redirect(static("eventviewer/favicon.svg"), permanent=True)

@@ -8,7 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import orjson
+from django.http import Http404
 
+from eventviewer.lookups import GONE
 from eventviewer.models import Conversation, EventPayload, TurnUsage, unpack
 from eventviewer.trajectory import kinds
 from eventviewer.trajectory.cards import Card
@@ -96,6 +98,8 @@ def build_rows(
     }
     pks |= {s.pk for found in side.values() for s in found}
     packed = dict(EventPayload.objects.filter(pk__in=pks).values_list("pk", "packed")) if pks else {}
+    if len(packed) < len(pks):  # deleted while this page was read
+        raise Http404(GONE)
     usage = {
         u.response_id: u
         for u in conversation.usages.filter(response_id__in={t.events[0].llm_response_id for t in window} - {""})

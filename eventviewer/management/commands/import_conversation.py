@@ -1,15 +1,20 @@
+import sys
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from eventviewer.imports.importer import ImportFailed, import_paths, tuned_for_bulk_import
+from eventviewer.imports.progress import Progress, ticking
+
+TICK = 0.5  # seconds between progress lines on a terminal
 
 
 class Command(BaseCommand):
     help = (
         "Import OpenHands conversations: a conversation folder, a persistence root of them "
         "(like ~/.openhands/conversations), a .zip of either, or a .json/.jsonl file of events. "
-        "Importing again adds only new events. Nothing is written if anything is wrong."
+        "Importing again adds only new events. Nothing is written if anything is wrong. "
+        "On a terminal, progress (events and files per second, time left) shows as it goes."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -19,19 +24,35 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, paths: list[str], base_url: str, **options) -> None:
+        progress = Progress()
+        terminal = self.stderr._out if hasattr(self.stderr, "_out") else sys.stderr
+        shown = terminal.isatty()
+
+        def show() -> None:
+            if shown and progress.conversations:
+                terminal.write(f"\r{progress.line()}\x1b[K")
+                terminal.flush()
+
         try:
-            with tuned_for_bulk_import():
-                results = import_paths((Path(p).expanduser(), p) for p in paths)
+            with tuned_for_bulk_import(), ticking(TICK, show):
+                results = import_paths(((Path(p).expanduser(), p) for p in paths), progress)
         except ImportFailed as e:
+            if shown:
+                terminal.write("\r\x1b[K")
             for line in str(e).splitlines():
                 self.stderr.write(line)
             count = len(e.problems)
             raise CommandError(f"nothing was imported ({count} problem{'s' if count != 1 else ''})") from None
+        if shown:
+            terminal.write("\n")
         for result in results:
             conversation = result.conversation
             verb = "imported" if result.created else ("updated" if result.added else "unchanged")
             self.stdout.write(
-                f"{verb} {conversation.conversation_id}: {result.added} new of {conversation.event_count} events, "
+                f"{verb} {conversation.conversation_id}: {result.added} new of {conversation.event_count} events"
+                f"{'' if result.added else ', nothing new'}, "
                 f"{conversation.leaf_count} branch{'es' if conversation.leaf_count != 1 else ''}  "
                 f"{base_url.rstrip('/')}{conversation.get_absolute_url()}"
             )
+        if len(results) > 1 and not any(result.added for result in results):
+            self.stdout.write("nothing new")
