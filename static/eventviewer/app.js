@@ -172,13 +172,6 @@
     }
   });
 
-  // "show all output" on a cut observation opens in place; its link is the event page.
-  function markFullOutputLinks(root) {
-    root.querySelectorAll("[data-event] .truncated a[href*='/events/']").forEach(function (a) {
-      if (a.closest("[data-event]").querySelector("pre.output")) a.setAttribute("data-full-output", "");
-    });
-  }
-
   // The event named by the URL's #event-<id>, else the one the page was opened at
   // (?at=<id> without a fragment, or a share link's focus event).
   function focusFromHash() {
@@ -207,12 +200,10 @@
   document.addEventListener("toggle", function (e) { markScrollable(e.target); }, true);
   document.addEventListener("DOMContentLoaded", function () {
     markScrollable(document);
-    markFullOutputLinks(document);
     focusFromHash();
   });
   document.addEventListener("htmx:afterSettle", function (e) {
     markScrollable(document);
-    markFullOutputLinks(document);
     if (e.target && e.target.id === "workspace") {
       current = null;
       focusFromHash();
