@@ -198,11 +198,14 @@ def conversation_ids() -> list[str]:
     return IMPORTED
 
 
-def run(report: Any, database_url: str, measure: Callable[[str], dict[str, Any]]) -> None:
+def run(report: Any, database_url: str, measure: Callable[[str], dict[str, Any]], only: str = "") -> None:
+    """Each hostile input (those whose label holds one of ``only``'s comma-separated texts, when given)."""
     with tempfile.TemporaryDirectory(prefix="eventviewer-hostile-") as tmp:
         root = Path(tmp)
         made: dict[Callable, Path] = {}
         for label, make, extra in INPUTS:
+            if only and not any(text in label for text in only.split(",")):
+                continue
             print(f"... {label}", file=sys.stderr)
             if make not in made:
                 made[make] = make(root)

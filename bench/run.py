@@ -254,6 +254,7 @@ def main() -> int:
     parser.add_argument("--database-url", help="use this database instead of a throwaway SQLite file")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (conversations, database)")
     parser.add_argument("--hostile", action="store_true", help="the hostile inputs of issue 10 (bench/hostile.py)")
+    parser.add_argument("--only", default="", help="with --hostile: only the inputs whose label holds one of these comma-separated texts")
     args = parser.parse_args()
     if args.hostile:
         return run_hostile(args)
@@ -315,7 +316,7 @@ def run_hostile(args: argparse.Namespace) -> int:
             report.requests.append({"url": url, "status": status, "bytes": size, "cold_ms": seconds * 1000})
             return {"url": url, "status": status, "error": error, "cold_ms": seconds * 1000, "bytes": size}
 
-        hostile.run(report, database_url, measure)
+        hostile.run(report, database_url, measure, args.only)
         machine = {**machine_info(), "database": database_version()}
     finally:
         if args.database_url:
