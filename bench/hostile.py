@@ -133,6 +133,7 @@ def million_deep(root: Path) -> Path:
     return path
 
 
+RAISED_EVENT_CAP = {"EVENTVIEWER_MAX_EVENT_BYTES": str(64 * 1024 * 1024)}
 INPUTS: list[tuple[str, Callable[[Path], Path], dict[str, str]]] = [
     ("zip of three 400 MiB base_state.json", three_huge_states, {}),
     ("1M-event JSON array in a zip", million_array_zip, {}),
@@ -140,6 +141,10 @@ INPUTS: list[tuple[str, Callable[[Path], Path], dict[str, str]]] = [
     ("SystemPromptEvent with 1M tools", million_tools, {}),
     ("ActionEvent with 1M thought items", million_thoughts, {}),
     ("unknown kind with 1M keys", million_keys, {}),
+    # The same three over the default event cap (16 MiB): the cards of huge events.
+    ("SystemPromptEvent with 1M tools, EVENTVIEWER_MAX_EVENT_BYTES raised", million_tools, RAISED_EVENT_CAP),
+    ("ActionEvent with 1M thought items, EVENTVIEWER_MAX_EVENT_BYTES raised", million_thoughts, RAISED_EVENT_CAP),
+    ("unknown kind with 1M keys, EVENTVIEWER_MAX_EVENT_BYTES raised", million_keys, RAISED_EVENT_CAP),
     ("1.8 MB of pathological markdown", pathological_markdown, {}),
     ("a branch 1M events deep", million_deep, {}),
     ("a branch 1M events deep, EVENTVIEWER_MAX_EVENTS raised", million_deep, {"EVENTVIEWER_MAX_EVENTS": "1000000"}),
@@ -180,9 +185,9 @@ def pages(conversation_id: str, measure: Callable[[str], dict[str, Any]]) -> lis
     last = conversation.events.order_by("-seq").values_list("event_id", "depth").first()
     if last is not None:
         urls.append(("event page", f"{base}events/{last[0]}/"))
-        if conversation.head_depth > 1000:
+        if conversation.head_path_length > 1000:
             deep = (
-                conversation.events.filter(depth=conversation.head_depth * 9 // 10)
+                conversation.events.filter(depth=conversation.head_path_length * 9 // 10)
                 .values_list("event_id", flat=True)
                 .first()
             )

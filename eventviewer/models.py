@@ -15,10 +15,12 @@ import orjson
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection, models, transaction
+from django.http import Http404
 from django.urls import reverse
 from django.utils import timezone
 
 from eventviewer.trajectory import files, kinds
+from eventviewer.trajectory.cards import Card
 from eventviewer.trajectory.events import SUMMARY_LENGTH, Light, one_line
 from eventviewer.trajectory.pairing import Pairing, referenced_actions
 from eventviewer.trajectory.reading import Reading, read
@@ -317,6 +319,22 @@ class Conversation(models.Model):
             return {}
         rows = EventPayload.objects.filter(pk__in=pks).values_list("event__event_id", "packed")
         return {event_id: Condensed.of(orjson.loads(unpack(packed))) for event_id, packed in rows}
+
+    def cards(self, pks: Iterable[int]) -> dict[int, Card]:
+        """These events' cards by pk. A page asks for some several times (its turns, its
+        problem list, its first failure): each event's JSON is read and parsed once per
+        request (this object lives as long as the request), which matters for huge events.
+        Raises Http404 when one is gone (the conversation deleted meanwhile)."""
+        memo: dict[int, Card] = self.__dict__.setdefault("_cards", {})
+        wanted = [pk for pk in set(pks) if pk not in memo]
+        for start in range(0, len(wanted), PAYLOAD_CHUNK):
+            chunk = EventPayload.objects.filter(pk__in=wanted[start : start + PAYLOAD_CHUNK])
+            memo.update(
+                (pk, kinds.card_for(orjson.loads(unpack(packed)))) for pk, packed in chunk.values_list("pk", "packed")
+            )
+        if any(pk not in memo for pk in wanted):
+            raise Http404("This conversation is being deleted.")
+        return memo
 
     def payloads(self, pks: Iterable[int]) -> dict[int, Any]:
         """These events' JSON by pk, read a few hundred at a time."""

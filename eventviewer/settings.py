@@ -200,7 +200,9 @@ EVENTVIEWER_REQUIRE_LOGIN = envbool("EVENTVIEWER_REQUIRE_LOGIN", "true")
 EVENTVIEWER_MAX_FILE_BYTES = envint("EVENTVIEWER_MAX_FILE_BYTES", str(512 * 1024 * 1024))
 # The SDK's base_state.json is a few KB; it is kept whole, so it is capped on its own.
 EVENTVIEWER_MAX_BASE_STATE_BYTES = envint("EVENTVIEWER_MAX_BASE_STATE_BYTES", str(4 * 1024 * 1024))
-EVENTVIEWER_MAX_EVENT_BYTES = envint("EVENTVIEWER_MAX_EVENT_BYTES", str(32 * 1024 * 1024))
+# The largest event read. The SDK cuts tool output to tens of thousands of characters, so
+# real events are far smaller; parsing one costs up to ~15 times its size in memory.
+EVENTVIEWER_MAX_EVENT_BYTES = envint("EVENTVIEWER_MAX_EVENT_BYTES", str(16 * 1024 * 1024))
 # Events in one conversation: an import holds a few small values per event.
 EVENTVIEWER_MAX_EVENTS = envint("EVENTVIEWER_MAX_EVENTS", "500000")
 EVENTVIEWER_MAX_UPLOAD_BYTES = envint("EVENTVIEWER_MAX_UPLOAD_BYTES", str(512 * 1024 * 1024))

@@ -8,7 +8,7 @@ import pytest
 from eventviewer.imports.importer import import_paths
 from eventviewer.models import Conversation, TurnUsage
 
-from .conftest import FIXTURES, ev, message
+from .conftest import FIXTURES, action, ev, message
 
 pytestmark = pytest.mark.django_db
 
@@ -184,3 +184,19 @@ def test_a_link_to_a_hook_beside_the_branch_opens_the_branch_around_it(site):
     html = page(site, conversation.get_absolute_url(), leaf=conversation.head.event_id, at=hook)
     assert f'id="event-{hook}"' in html
     assert site.get(conversation.get_absolute_url(), {"before": hook}).status_code == 404
+
+
+def test_cards_of_huge_events_show_their_first_items_and_say_how_many_more(site, folder):
+    tools = [{"name": f"tool{i}", "description": "d"} for i in range(1000)]
+    thought = [{"type": "text", "text": f"part{i}"} for i in range(1000)]
+    events = [
+        ev("s", "SystemPromptEvent", None, tools=tools, system_prompt={"type": "text", "text": "be good"}),
+        message("m1", "s", "hi"),
+        ev("k", "FromTheFuture", "m1", **{f"key{i}": i for i in range(1000)}),
+        {**action("a1", "k", "c1"), "thought": thought},
+    ]
+    (result,) = import_paths([(folder(events), "huge")])
+    html = page(site, result.conversation.get_absolute_url())
+    assert "tool199<" in html and "tool200<" not in html and "800 more not shown here" in html
+    assert "key199" in html and "key200" not in html and html.count("800 more not shown here") == 2
+    assert "part199" in html and "part200" not in html and "800 more parts" in html

@@ -99,7 +99,7 @@ def describe(data: Any) -> Light:
         payload_kind,
         role,
         kind == kinds.ACTION and action is not None,  # executable
-        bool(thinking or (thought and _texts(thought)) or (reasoning and not reasoning.isspace())),  # carries_text
+        bool(thinking or (thought and _has_text(thought)) or (reasoning and not reasoning.isspace())),  # carries_text
         is_error,
         _stored_summary(kind_rules.summarize(data)),
         kind_rules.failure(data),
@@ -133,16 +133,8 @@ def title_of(data: dict[str, Any]) -> str:
     return one_line(kinds.kind_of(kinds.MESSAGE).summarize(data), 300)
 
 
-def _texts(content: Any) -> list[str]:
-    if isinstance(content, str):
-        return [content] if content else []
-    if not isinstance(content, list):
-        return []
-    return [
-        item["text"]
-        for item in content
-        if isinstance(item, dict) and isinstance(item.get("text"), str) and item["text"]
-    ]
+def _has_text(content: list[Any]) -> bool:
+    return any(isinstance(item, dict) and isinstance(item.get("text"), str) and item["text"] for item in content)
 
 
 def _type_name(value: Any) -> str:

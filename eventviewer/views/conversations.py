@@ -124,7 +124,7 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
         if request.htmx and (params["before"] or params["after"]) and not request.htmx.history_restore_request:
             partial = "earlier" if params["before"] else "later"
             return render(request, f"conversations/detail.html#{partial}", context)
-        context["problems"] = problem_lines(problems_near(reading, span), reading, reasons)
+        context["problems"] = problem_lines(conversation, problems_near(reading, span), reading, reasons)
     context["diagram"] = cached_diagram(scope, leaf, reading)
     context["legend"] = diagram.LEGEND
     context.update(branch_list(request, scope, reading))

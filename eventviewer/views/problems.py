@@ -8,13 +8,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-import orjson
-
-from eventviewer.models import Event, EventPayload, unpack
+from eventviewer.models import Conversation, Event
 from eventviewer.scope import Scope
 from eventviewer.trajectory import kinds
 from eventviewer.trajectory.events import one_line
-from eventviewer.trajectory.kinds import card_for
 from eventviewer.trajectory.pairing import Mismatch
 from eventviewer.trajectory.reading import Reading
 from eventviewer.trajectory.skeleton import event_label
@@ -82,14 +79,14 @@ class Reasons:
         return [*parts, Part(")")]
 
 
-def problem_lines(placed: list[PlacedProblem], reading: Reading, reasons: Reasons) -> list[Problem]:
+def problem_lines(
+    conversation: Conversation, placed: list[PlacedProblem], reading: Reading, reasons: Reasons
+) -> list[Problem]:
     """The problem list's lines, each naming its tool and command (read from the events' JSON)."""
     by_id = {e.event_id: e for e in reading.path}
     events = [by_id[p.event_id] for p in placed]
-    wanted = [e.pk for e in events if e.kind in (kinds.ACTION, kinds.OBSERVATION)]
-    commands = {}
-    for pk, packed in EventPayload.objects.filter(pk__in=wanted).values_list("pk", "packed"):
-        commands[pk] = card_for(orjson.loads(unpack(packed))).command
+    cards = conversation.cards(e.pk for e in events if e.kind in (kinds.ACTION, kinds.OBSERVATION))
+    commands = {pk: card.command for pk, card in cards.items()}
     return [
         Problem(
             p.event_id,

@@ -7,11 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import orjson
 from django.http import Http404
 
 from eventviewer.lookups import GONE
-from eventviewer.models import Conversation, EventPayload, TurnUsage, unpack
+from eventviewer.models import Conversation, TurnUsage
 from eventviewer.trajectory import kinds
 from eventviewer.trajectory.cards import Card
 from eventviewer.trajectory.events import Light
@@ -93,13 +92,9 @@ def build_rows(
     events = [e for t in window for e in t.events]
     condensation_of = {e.event_id + SUMMARY_SUFFIX: e for e in reading.path if e.kind == kinds.CONDENSATION}
     side = conversation.side_events([e.pk for e in events if e.pk and e.pk != leaf.pk], leaf.pk)
-    pks = {e.pk for e in events if e.pk} | {
-        condensation_of[e.event_id].pk for e in events if e.event_id in condensation_of
-    }
-    pks |= {s.pk for found in side.values() for s in found}
-    packed = dict(EventPayload.objects.filter(pk__in=pks).values_list("pk", "packed")) if pks else {}
-    if len(packed) < len(pks):  # deleted while this page was read
-        raise Http404(GONE)
+    summaries = {e.event_id: condensation_of[e.event_id].pk for e in events if e.event_id in condensation_of}
+    pks = {e.pk for e in events if e.pk} | {s.pk for found in side.values() for s in found}
+    cards = conversation.cards(pks | set(summaries.values()))
     usage = {
         u.response_id: u
         for u in conversation.usages.filter(response_id__in={t.events[0].llm_response_id for t in window} - {""})
@@ -110,10 +105,9 @@ def build_rows(
     pending = set(pairing.pending)
 
     def card_of(event: Light) -> Card:
-        if event.event_id in condensation_of:  # a summary: the user message its condensation wrote
-            data = orjson.loads(unpack(packed[condensation_of[event.event_id].pk]))
-            return card_for({"kind": kinds.CONDENSATION_SUMMARY, "summary": data.get("summary")})
-        return card_for(orjson.loads(unpack(packed[event.pk])))
+        if event.event_id in summaries:  # a summary: the user message its condensation wrote
+            return card_for({"kind": kinds.CONDENSATION_SUMMARY, "summary": cards[summaries[event.event_id]].text})
+        return cards[event.pk]
 
     def entry(event: Light, turn: Turn) -> Entry:
         eid = event.event_id
@@ -189,10 +183,10 @@ def failure_summary(conversation: Conversation, reading: Reading, turns: Sequenc
     summary = failures(reading, conversation.side_failures(list(reading.path))).summary(turns)
     if summary.first is None:
         return summary, ""
-    event = conversation.events.filter(event_id=summary.first).only("pk").first()
-    packed = EventPayload.objects.values_list("packed", flat=True).get(pk=event.pk)
-    card = card_for(orjson.loads(unpack(packed)))
-    return summary, _describe(card, summary.first_code or "")
+    pk = conversation.events.filter(event_id=summary.first).values_list("pk", flat=True).first()
+    if pk is None:
+        raise Http404(GONE)
+    return summary, _describe(conversation.cards([pk])[pk], summary.first_code or "")
 
 
 def _describe(card: Card, code: str) -> str:

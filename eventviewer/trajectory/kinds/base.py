@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
-from ..cards import Card
+from ..cards import MAX_ITEMS, Card, pretty
 
 if TYPE_CHECKING:
     from ..events import Light
@@ -102,12 +103,17 @@ def text(value: Any) -> str:
     return value if isinstance(value, str) else ("" if value is None else str(value))
 
 
-def _unknown_card(data: dict[str, Any], full: bool) -> Card:
-    from ..cards import pretty
+_SHOWN_ELSEWHERE = frozenset({"id", "timestamp", "source", "parent_id", "kind"})
 
+
+def _unknown_card(data: dict[str, Any], full: bool) -> Card:
     kind = text(data.get("kind"))[:100]
-    rest = {k: v for k, v in data.items() if k not in ("id", "timestamp", "source", "parent_id", "kind")}
-    return Card(kind="", label=kind.removesuffix("Event") or kind or "Event", extra_json=pretty(rest) if rest else "")
+    # The first fields only: an event may hold a million of them.
+    fields = ((k, v) for k, v in data.items() if k not in _SHOWN_ELSEWHERE)
+    rest = dict(islice(fields, MAX_ITEMS))
+    card = Card(kind="", label=kind.removesuffix("Event") or kind or "Event", extra_json=pretty(rest) if rest else "")
+    card.left_out = max(0, len(data) - len(_SHOWN_ELSEWHERE & data.keys()) - len(rest))
+    return card
 
 
 # A kind eventviewer does not know (a newer SDK's): imported and shown, folded, as JSON.
