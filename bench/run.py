@@ -254,7 +254,9 @@ def main() -> int:
     parser.add_argument("--database-url", help="use this database instead of a throwaway SQLite file")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (conversations, database)")
     parser.add_argument("--hostile", action="store_true", help="the hostile inputs of issue 10 (bench/hostile.py)")
-    parser.add_argument("--only", default="", help="with --hostile: only the inputs whose label holds one of these comma-separated texts")
+    parser.add_argument(
+        "--only", default="", help="with --hostile: only inputs whose label holds one of these texts (comma-separated)"
+    )
     args = parser.parse_args()
     if args.hostile:
         return run_hostile(args)
