@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from eventviewer.models import ShareLink
+from eventviewer.models import Conversation, ShareLink
 
 from .conftest import ROOT, diagram_link, other_leaf
 
@@ -41,7 +41,9 @@ def screenshooter(new_context, viewport: dict, scheme: str = "light"):
 def test_list_screenshot(shot, demo):
     page, save = shot
     page.goto("/")
-    expect(page.locator("#conversation-table tbody tr")).to_have_count(len(demo))
+    expect(page.locator("#conversation-table tbody tr")).to_have_count(
+        Conversation.objects.filter(parent__isnull=True).count()
+    )
     save("list.png")
 
 
@@ -77,3 +79,20 @@ def test_dark_screenshot(new_context, branching):
     page.goto(branching.get_absolute_url())
     page.locator("details.legend summary").click()
     save("dark.png")
+
+
+def test_model_view_screenshot(shot, demo):
+    """What the model was sent, with what each turn cost: a conversation condensed four times."""
+    page, save = shot
+    page.goto(demo["condense-head-before"].get_absolute_url())
+    page.get_by_role("link", name="Model's view").click()
+    expect(page.get_by_text("Summary of earlier events").first).to_be_visible()
+    save("model-view.png")
+
+
+def test_compare_screenshot(shot, branching):
+    page, save = shot
+    page.goto(branching.get_absolute_url())
+    page.locator(".branch-list").get_by_role("link", name="compare with HEAD").first.click()
+    expect(page.locator(".comparison")).to_be_visible()
+    save("compare.png")
