@@ -118,15 +118,17 @@ class HeadForm(forms.Form):
 
 class ShareForm(forms.Form):
     EXPIRY = {"never": None, "1d": timedelta(days=1), "7d": timedelta(days=7), "30d": timedelta(days=30)}
-    leaf = EventIdField()
-    focus = EventIdField()
     DEFAULT_EXPIRY = "7d"
+    leaf = EventIdField(widget=forms.HiddenInput)
+    focus = EventIdField(widget=forms.TextInput(attrs={"placeholder": "event id", "data-focus-input": ""}))
     expires = forms.ChoiceField(
         choices=[("1d", "in a day"), ("7d", "in a week"), ("30d", "in 30 days"), ("never", "never")],
         required=False,
         initial=DEFAULT_EXPIRY,
     )
-    note = forms.CharField(max_length=500, required=False)
+    note = forms.CharField(
+        max_length=500, required=False, widget=forms.TextInput(attrs={"placeholder": "What should they look at?"})
+    )
 
     def expires_at(self):
         delta = self.EXPIRY[self.cleaned_data.get("expires") or self.DEFAULT_EXPIRY]

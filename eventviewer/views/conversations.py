@@ -130,7 +130,7 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
     context.update(branch_list(request, scope, reading))
     if context["can_share"]:
         context["share_links"] = conversation.share_links.all()[:SHARE_LINKS_LISTED]
-        context["share_form"] = ShareForm()
+        context["share_form"] = ShareForm(initial={"leaf": leaf.event_id if leaf else "", "focus": params["at"]})
     if request.htmx and not request.htmx.history_restore_request:
         return render(request, "conversations/detail.html#workspace", context)
     return render(request, "conversations/detail.html", context)
