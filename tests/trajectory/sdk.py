@@ -135,3 +135,10 @@ def load_folder(folder: Path) -> Loaded:
     answers = json.loads((FIXTURES / "sdk-answers" / f"{folder.name}.json").read_text())
     base_state = json.loads((folder / "base_state.json").read_text())
     return Loaded(folder, events, entries, build_tree(entries), base_state, answers, data)
+
+
+def event_json(conversation: str, seq: int) -> dict:
+    """One event's JSON: the file ``event-<seq>-*.json`` of a scenario's conversation
+    ("simple", or "multimodal/<hex>" where a scenario has several)."""
+    (file,) = (FIXTURES / conversation).glob(f"{'' if '/' in conversation else '*/'}events/event-{seq:05d}-*.json")
+    return json.loads(file.read_text())
