@@ -1,7 +1,7 @@
 """Problems and failures of a branch, each kind named, the first one found."""
 
 from eventviewer.trajectory.events import Light, describe
-from eventviewer.trajectory.failures import failures
+from eventviewer.trajectory.failures import Count, failures
 from eventviewer.trajectory.reading import read
 
 from .sdk import FIXTURES, load_folder
@@ -75,3 +75,64 @@ def test_pending_and_mismatched_come_from_pairing_first():
     )
     reading = read([action, wrong])
     assert failures(reading).kinds == {"a1": "pending", "o1": "mismatched"}
+
+
+def test_a_branch_without_failures_has_an_empty_summary():
+    path = [Light("u", "MessageEvent", source="user", pk=1), Light("m", "MessageEvent", source="agent", pk=2)]
+    reading = read(path)
+    summary = failures(reading).summary(reading.turns)
+    assert (summary.counts, summary.total, summary.first, summary.first_code, summary.first_turn) == (
+        [],
+        0,
+        None,
+        None,
+        None,
+    )
+
+
+def test_the_first_failure_names_its_kind_and_turn():
+    path = [
+        Light("u", "MessageEvent", source="user", pk=1),
+        Light("e1", "AgentErrorEvent", failure="agent_error", pk=2),
+        Light("e2", "ConversationErrorEvent", failure="conversation_error", pk=3),
+    ]
+    reading = read(path)
+    summary = failures(reading).summary(reading.turns)
+    assert (summary.first, summary.first_code, summary.first_turn, summary.total) == ("e1", "agent_error", 2, 2)
+    assert [c.label for c in summary.counts] == ["1 conversation error", "1 agent error"]
+
+
+def test_a_failing_side_event_first_points_at_the_turn_it_ran_beside():
+    path = [Light("u", "MessageEvent", source="user", pk=1), Light("m", "MessageEvent", source="agent", pk=2)]
+    hook = Light("h", "HookExecutionEvent", failure="hook_blocked", pk=3, parent_pk=2)
+    reading = read(path)
+    found = failures(reading, [hook])
+    assert found.kinds == {"h": "hook_blocked"} and found.beside == {"h": "m"}
+    summary = found.summary(reading.turns)
+    assert (summary.first, summary.first_code, summary.first_turn) == ("h", "hook_blocked", 2)
+
+
+def test_a_failure_outside_every_turn_has_no_turn():
+    summary = failures(read([Light("e", "AgentErrorEvent", failure="agent_error", pk=1)])).summary([])
+    assert (summary.first, summary.first_turn) == ("e", None)
+
+
+def test_a_side_event_without_a_parent_is_beside_nothing():
+    path = [Light("u", "MessageEvent", source="user", pk=1), Light("v", "MessageEvent", source="agent")]
+    orphan = Light("h", "HookExecutionEvent", failure="hook_blocked", pk=3)
+    assert failures(read(path), [orphan]).kinds == {}
+
+
+def test_side_events_that_did_not_fail_are_not_counted():
+    path = [Light("u", "MessageEvent", source="user", pk=1)]
+    assert failures(read(path), [Light("h", "HookExecutionEvent", pk=2, parent_pk=1)]).kinds == {}
+
+
+def test_counts_read_one_or_many():
+    assert [Count(code, 1).label for code in ("pending", "exit_code", "rejected")] == [
+        "1 pending action",
+        "1 non-zero exit code",
+        "1 rejection",
+    ]
+    assert Count("hook_blocked", 1_200).label == "1,200 hook blocks"
+    assert Count("mismatched", 0).label == "0 mismatched results"

@@ -2,7 +2,7 @@
 
 import xml.etree.ElementTree as ET
 
-from eventviewer.trajectory.timeline import MAX_MARKS, Mark, timeline_svg
+from eventviewer.trajectory.timeline import COLOURS, HEIGHT, MAX_MARKS, WIDTH, Mark, timeline_svg
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -38,3 +38,68 @@ def test_event_content_is_escaped():
 
 def test_no_strip_without_two_times():
     assert timeline_svg([Mark("a", "not a time", "user", "x"), Mark("b", "", "user", "y")], str) == ""
+
+
+def rects(svg):
+    return [
+        (float(r.get("x")), float(r.get("y")), float(r.get("width")), float(r.get("height")))
+        for r in svg.iter(f"{SVG}rect")
+    ]
+
+
+def test_marks_sit_on_the_axis_in_time_order_inside_the_strip():
+    text = timeline_svg(marks(4), str)
+    svg = ET.fromstring(text)
+    assert svg.get("viewBox") == f"0 0 {WIDTH} {HEIGHT}"
+    (axis,) = svg.iter(f"{SVG}line")
+    assert axis.get("y1") == axis.get("y2") == str(HEIGHT - 3) and axis.get("x2") == str(WIDTH)
+    shown = rects(svg)
+    assert [x for x, *_ in shown] == [0.0, 250.0, 500.0, 750.0]  # evenly spaced turns, evenly spaced marks
+    for x, y, width, height in shown:
+        assert y + height == HEIGHT - 3 and y >= 0 and x + width <= WIDTH
+    assert not (svg.text or "").strip() and all(not (e.tail or "").strip() for e in svg)
+
+
+def test_a_turn_is_placed_by_its_time():
+    times = ["2026-01-01T00:00:00", "2026-01-01T00:00:01", "2026-01-01T00:01:40"]
+    svg = ET.fromstring(timeline_svg([Mark(str(i), t, "user", "x") for i, t in enumerate(times)], str))
+    assert [x for x, *_ in rects(svg)] == [0.0, 666.7]  # the first two share the first third of the axis
+
+
+def test_few_turns_are_ticks_and_many_never_overlap():
+    (first, _) = rects(ET.fromstring(timeline_svg(marks(2), str)))
+    assert first[2] == 8.0  # a tick, not a bar across half the strip
+    shown = rects(ET.fromstring(timeline_svg(marks(MAX_MARKS), str)))
+    assert len(shown) == MAX_MARKS
+    for (x, _, width, _), (next_x, *_) in zip(shown, shown[1:], strict=False):
+        assert 1.5 <= width and x + width < next_x
+
+
+def test_a_mark_names_its_turn_or_how_many_it_stands_for():
+    text = timeline_svg(marks(2), str)
+    assert [t.text for t in ET.fromstring(text).iter(f"{SVG}title")] == ["turn 0", "turn 1"]
+    same_time = [Mark(f"e{i}", "2026-01-01T00:00:00", "tool", f"turn {i}") for i in range(3)]
+    same_time.append(Mark("last", "2026-01-01T00:00:05", "tool", "the end"))
+    titles = [t.text for t in ET.fromstring(timeline_svg(same_time, str)).iter(f"{SVG}title")]
+    assert titles == ["3 turns, from: turn 0", "the end"]
+
+
+def test_a_long_label_is_cut():
+    long = [Mark("a", "2026-01-01T00:00:00", "user", "x" * 500), Mark("b", "2026-01-01T00:00:01", "user", "y")]
+    (title, _) = ET.fromstring(timeline_svg(long, str)).iter(f"{SVG}title")
+    assert title.text == "x" * 200
+
+
+def test_a_mark_of_an_unknown_tone_is_grey():
+    odd = [Mark("a", "2026-01-01T00:00:00", "weird", "x"), Mark("b", "2026-01-01T00:00:01", "user", "y")]
+    svg = ET.fromstring(timeline_svg(odd, str))
+    first = next(svg.iter(f"{SVG}a"))
+    assert first.get("class") == "mark tone-other"
+    assert next(first.iter(f"{SVG}rect")).get("fill") == COLOURS["other"]
+
+
+def test_a_known_tone_beats_an_unknown_one_in_a_slice():
+    same = [Mark("a", "2026-01-01T00:00:00", "weird", "x"), Mark("b", "2026-01-01T00:00:00", "other", "y")]
+    same.append(Mark("c", "2026-01-01T00:00:09", "user", "z"))
+    first = next(ET.fromstring(timeline_svg(same, str)).iter(f"{SVG}a"))
+    assert first.get("href") == "b"
