@@ -1,4 +1,4 @@
-from eventviewer.trajectory.projection import project
+from eventviewer.trajectory.projection import project, to_messages
 
 from .events import act, err, msg, obs, other
 
@@ -57,4 +57,21 @@ def test_roles_follow_the_sdk():
         ("user", True),
         ("assistant", True),
         (None, False),
+    ]
+
+
+def test_an_action_without_a_response_id_is_its_own_assistant_message():
+    messages = to_messages([msg("u1"), act("a1", "k1", response=""), act("a2", "k2", response="")])
+    assert [(m.role, m.event_ids) for m in messages] == [("user", ["u1"]), ("assistant", ["a1", "a2"])]
+    (only,) = to_messages([act("a1", "k1", response="")])
+    assert (only.role, only.kind, only.tool_call_ids) == ("assistant", "ActionEvent", ["k1"])
+
+
+def test_each_message_names_its_first_events_kind_and_the_call_it_answers():
+    messages = to_messages([msg("u1"), act("a1", "k1"), obs("o1", "a1", "k1"), err("e1", "k1")])
+    assert [(m.kind, m.tool_call_id) for m in messages] == [
+        ("MessageEvent", ""),
+        ("ActionEvent", ""),
+        ("ObservationEvent", "k1"),
+        ("AgentErrorEvent", "k1"),
     ]

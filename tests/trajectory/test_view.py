@@ -107,3 +107,81 @@ def test_a_tool_loop_opened_by_thinking_blocks_stays_whole_or_goes():
     view = model_view(path, {"c1": Condensed(frozenset({"a1", "o1"}))})
     assert view.event_ids == ["u1", "u2"]
     assert view.dropped == {"a2", "o2"}
+
+
+@pytest.mark.parametrize(
+    ("data", "condensed"),
+    [
+        ({"forgotten_event_ids": ["a", 3], "summary": "s", "summary_offset": 0}, Condensed(frozenset({"a"}), True, 0)),
+        ({"forgotten_event_ids": "ab", "summary": 3, "summary_offset": 2}, Condensed(frozenset(), False, 2)),
+        ({"forgotten_event_ids": None, "summary_offset": -1}, Condensed()),
+        ({"summary": "", "summary_offset": True}, Condensed(frozenset(), True, None)),
+        ({"summary_offset": "1"}, Condensed()),
+    ],
+)
+def test_what_a_condensation_says_is_read_from_its_json_and_junk_counts_as_absent(data, condensed):
+    assert Condensed.of(data) == condensed
+
+
+def test_a_summary_at_offset_zero_comes_first():
+    path = [msg("u1"), msg("u2"), other("c1", CONDENSATION)]
+    assert model_view(path, {"c1": Condensed(frozenset({"u1"}), True, 0)}).event_ids == ["c1-summary", "u2"]
+
+
+def test_a_condensation_without_a_summary_puts_none_in_the_view():
+    path = [msg("u1"), msg("u2"), other("c1", CONDENSATION)]
+    assert model_view(path, {"c1": Condensed(frozenset({"u1"}), False, 0)}).event_ids == ["u2"]
+    assert model_view(path, {"c1": Condensed(frozenset({"u1"}), True, None)}).event_ids == ["u2"]
+
+
+def test_a_summary_is_a_user_message_from_the_environment_at_the_condensations_time():
+    condensation = other("c1", CONDENSATION)
+    condensation.timestamp = "2026-01-01T00:00:00"
+    view = model_view([msg("u1"), condensation], {"c1": Condensed(frozenset(), True, 1)})
+    summary = view.events[1]
+    assert (summary.event_id, summary.kind) == ("c1-summary", "CondensationSummaryEvent")
+    assert (summary.source, summary.role, summary.timestamp) == ("environment", "user", "2026-01-01T00:00:00")
+    assert view.summaries == {"c1-summary": "c1"}
+
+
+def test_only_the_calls_and_messages_of_a_response_have_a_context_size():
+    condensation = other("c1", CONDENSATION)
+    condensation.llm_response_id = "condenser-call"
+    path = [msg("u1"), act("a1", "k1", response="r1"), obs("o1", "a1", "k1"), condensation]
+    assert context_sizes(path, {}) == {"r1": 1}
+
+
+def test_a_view_of_one_whole_tool_loop_keeps_it():
+    first = act("a1", "k1", response="r1")
+    first.thinking = True
+    assert model_view([first, obs("o1", "a1", "k1")], {}).event_ids == ["a1", "o1"]
+
+
+def test_tool_loops_one_after_another_are_each_whole():
+    loops = []
+    for i in (1, 2):
+        action = act(f"a{i}", f"k{i}", response=f"r{i}")
+        action.thinking = True
+        loops += [action, obs(f"o{i}", f"a{i}", f"k{i}")]
+    path = [msg("u1"), *loops, other("c1", CONDENSATION)]
+    view = model_view(path, {"c1": Condensed(frozenset({"a1"}))})
+    # The first loop lost its action, so its result goes; the second is whole and stays.
+    assert view.event_ids == ["u1", "a2", "o2"]
+    assert model_view(path[:-1], {}).event_ids == ["u1", "a1", "o1", "a2", "o2"]
+
+
+def test_broken_batches_all_go():
+    path = [
+        msg("u1"),
+        act("a1", "k1", response="r1"),
+        act("a2", "k2", response="r1"),
+        act("b1", "m1", response="r2"),
+        act("b2", "m2", response="r2"),
+        obs("o1", "a1", "k1"),
+        obs("o2", "a2", "k2"),
+        obs("p1", "b1", "m1"),
+        obs("p2", "b2", "m2"),
+        other("c1", CONDENSATION),
+    ]
+    view = model_view(path, {"c1": Condensed(frozenset({"a1", "b1"}))})
+    assert view.event_ids == ["u1"]
