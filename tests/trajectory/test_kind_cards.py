@@ -63,7 +63,14 @@ def test_an_unknown_kind_with_many_fields_shows_the_first_and_counts_the_rest():
 
 
 def test_an_unknown_kinds_name_is_bounded():
-    assert card_for({"kind": "K" * 500}).kind == "K" * 100
+    card = card_for({"kind": "K" * 500})
+    assert card.kind == card.label == "K" * 100
+
+
+@pytest.mark.parametrize(("kind", "name", "label"), [(None, "", "Event"), (3, "3", "3"), (["A"], "['A']", "['A']")])
+def test_a_kind_that_is_not_a_string_is_shown_as_text(kind, name, label):
+    card = card_for({"kind": kind, "x": 1})
+    assert (card.kind, card.label) == (name, label)
 
 
 @pytest.mark.parametrize("data", [None, [], "ActionEvent", 3])
@@ -425,6 +432,15 @@ def test_a_failed_hook_is_a_warning_showing_its_error():
     assert failure(data) == "" and summary(data) == "hook hook failed"
 
 
+def test_a_hooks_output_keeps_its_own_spacing_and_is_whole_on_the_event_page():
+    stdout = "".join(f"  line {i}  \n" for i in range(PREVIEW_LINES * 2)) + "DONE X\n\n"
+    data = {"kind": "HookExecutionEvent", "stdout": stdout}
+    assert card_for(data).output.truncated
+    shown = card_for(data, full=True).output
+    assert not shown.truncated and shown.text == stdout.rstrip("\n")
+    assert card_for({"kind": "HookExecutionEvent", "stderr": "  warned  \n"}).output.text == "  warned  "
+
+
 def test_a_hook_without_output_has_none():
     card = card_for({"kind": "HookExecutionEvent", "hook_event_type": "Stop", "stdout": "", "stderr": ""})
     assert card.output is None and card.error == ""
@@ -534,12 +550,17 @@ def test_a_security_analysis_lists_each_actions_risk():
     data = {
         "kind": "SecurityAnalysisEvent",
         "analyzer": "llm",
-        "policy": "",
+        "policy": "strict",
         "risks": {"0123456789abcdef": "LOW", "fedcba9876543210": "HIGH"},
         "details": {"why": "rm"},
     }
     card = card_for(data)
-    assert card.facts == [("analyzer", "llm"), ("action 0123456789ab", "LOW"), ("action fedcba987654", "HIGH")]
+    assert card.facts == [
+        ("analyzer", "llm"),
+        ("policy", "strict"),
+        ("action 0123456789ab", "LOW"),
+        ("action fedcba987654", "HIGH"),
+    ]
     assert card.tone == "warn" and json.loads(card.extra_json) == {"why": "rm"} and card.folded
     assert summary(data) == "security analysis: HIGH, LOW"
 
@@ -583,6 +604,11 @@ def test_an_acp_tool_call_without_content_shows_its_raw_output():
     assert card.label == "ACP tool call" and json.loads(card.output.text) == {"lines": 3}
     assert card_for({"kind": "ACPToolCallEvent", "raw_output": 0}).output.text == "0"
     assert card_for({"kind": "ACPToolCallEvent"}).output is None
+
+
+def test_an_acp_tools_long_output_is_whole_on_the_event_page():
+    data = {"kind": "ACPToolCallEvent", "content": "\n".join(["x"] * PREVIEW_LINES * 2)}
+    assert card_for(data).output.truncated and not card_for(data, full=True).output.truncated
 
 
 def test_an_acp_tool_error_is_an_error():
