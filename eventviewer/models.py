@@ -19,7 +19,7 @@ from django.http import Http404
 from django.urls import reverse
 from django.utils import timezone
 
-from eventviewer.trajectory import files, kinds
+from eventviewer.trajectory import files, kinds, runs
 from eventviewer.trajectory.cards import Card
 from eventviewer.trajectory.events import SUMMARY_LENGTH, Light, one_line
 from eventviewer.trajectory.pairing import Pairing, referenced_actions
@@ -682,10 +682,13 @@ class Instance(models.Model):
     conversation = models.OneToOneField(Conversation, primary_key=True, on_delete=models.CASCADE, related_name="instance")
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="instances")
     instance_id = models.CharField(max_length=255)
-    outcome = models.CharField(max_length=20)  # one of trajectory.runs.OUTCOMES
+    outcome = models.CharField(max_length=20, choices=list(runs.OUTCOME_LABELS.items()))
     test_result = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
     row = models.PositiveIntegerField(default=0)  # its line in the file
+    # Counted at import, so the run page reads one row per instance.
+    failures = models.PositiveIntegerField(default=0)  # events recording a failure (kinds.*_FAILURE)
+    turns = models.PositiveIntegerField(default=0)  # assistant turns: LLM responses that made tool calls
 
     class Meta:
         ordering = ["instance_id"]

@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -188,6 +189,10 @@ def _record_instance(conversation: Conversation, row: Row, runs_seen: dict[str, 
             "test_result": row.test_result,
             "error": row.error.replace("\x00", ""),
             "row": row.number,
+            **conversation.events.aggregate(
+                failures=Count("pk", filter=~Q(failure="")),
+                turns=Count("llm_response_id", distinct=True, filter=Q(kind=kinds.ACTION) & ~Q(llm_response_id="")),
+            ),
         },
     )
     if conversation.title != row.instance_id[:300]:

@@ -8,6 +8,7 @@ a run; these rules read a row's outcome and hide the secrets in its metadata.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from collections.abc import Mapping
 from typing import Any
 
@@ -107,3 +108,36 @@ def model_of(metadata: Any, metrics: Any) -> str:
 
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+@dataclass
+class Comparison:
+    """Two runs' outcomes over their instances: which flipped, and which only one ran."""
+
+    gained: list[str] = field(default_factory=list)  # resolved in b, not in a
+    lost: list[str] = field(default_factory=list)  # resolved in a, not in b
+    both: int = 0  # resolved in both
+    neither: int = 0  # in both runs, resolved in neither
+    only_a: list[str] = field(default_factory=list)
+    only_b: list[str] = field(default_factory=list)
+
+
+def compare(a: Mapping[str, str], b: Mapping[str, str]) -> Comparison:
+    """Instance id -> outcome in run a and in run b, compared; lists sorted by instance id."""
+    result = Comparison()
+    for instance_id in sorted(a.keys() | b.keys()):
+        if instance_id not in b:
+            result.only_a.append(instance_id)
+        elif instance_id not in a:
+            result.only_b.append(instance_id)
+        else:
+            in_a, in_b = a[instance_id] == RESOLVED, b[instance_id] == RESOLVED
+            if in_a and in_b:
+                result.both += 1
+            elif in_b:
+                result.gained.append(instance_id)
+            elif in_a:
+                result.lost.append(instance_id)
+            else:
+                result.neither += 1
+    return result
