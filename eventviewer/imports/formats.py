@@ -225,22 +225,28 @@ def v0_trajectory(source: ConversationSource, read: Callable[[], Iterator[RawEve
 
 
 def app_server_sources(files: Files, names: list[str], label: str) -> list[ConversationSource]:
-    """Every ``v1_conversations/<hex>/`` conversation among ``names``."""
+    """Every ``v1_conversations/<hex>/`` conversation among ``names``, whether PATH holds
+    that folder, is it, or is one conversation's folder in it."""
+    above = PurePosixPath(label).parts[-2:]  # PATH's own place: it may be the layout's folder
     groups: dict[str, list[str]] = {}
     for name in names:
-        parts = name.split("/")
+        parts = [*above, *name.split("/")]
         if V1_CONVERSATIONS not in parts[:-2] or not name.endswith(".json"):
             continue
         at = len(parts) - 1 - parts[::-1].index(V1_CONVERSATIONS)
         rest = parts[at + 1 :]
         if len(rest) == 2 or (len(rest) == 3 and rest[1] == EVENTS_BATCH):
-            groups.setdefault("/".join(parts[: at + 2]), []).append(name)
-    return [_app_server_source(files, folder, members, label) for folder, members in sorted(groups.items())]
+            folder = "/".join(parts[len(above) : at + 2])  # relative to PATH; "" when PATH is it
+            groups.setdefault(f"{folder}|{rest[0]}", []).append(name)
+    return [
+        _app_server_source(files, folder, hex_id, members, label)
+        for key, members in sorted(groups.items())
+        for folder, hex_id in [key.split("|")]
+    ]
 
 
-def _app_server_source(files: Files, folder: str, members: list[str], label: str) -> ConversationSource:
-    where = f"{label}/{folder}"
-    hex_id = folder.rpartition("/")[2]
+def _app_server_source(files: Files, folder: str, hex_id: str, members: list[str], label: str) -> ConversationSource:
+    where = f"{label}/{folder}" if folder else label
     source = ConversationSource(conversation_id=normalize_conversation_id(hex_id) or "", where=where)
     if not source.conversation_id:
         source.problems.append(f"{where}: the folder name is not a 32-hex conversation id")
