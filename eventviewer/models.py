@@ -679,7 +679,9 @@ class Run(models.Model):
 class Instance(models.Model):
     """One row of a run: the instance it ran and how it ended, beside its conversation."""
 
-    conversation = models.OneToOneField(Conversation, primary_key=True, on_delete=models.CASCADE, related_name="instance")
+    conversation = models.OneToOneField(
+        Conversation, primary_key=True, on_delete=models.CASCADE, related_name="instance"
+    )
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="instances")
     instance_id = models.CharField(max_length=255)
     outcome = models.CharField(max_length=20, choices=list(runs.OUTCOME_LABELS.items()))

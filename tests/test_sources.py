@@ -37,7 +37,12 @@ def refused(*args) -> list[str]:
     err = io.StringIO()
     with pytest.raises(CommandError, match="nothing was imported"):
         call_command("import_conversation", *[str(a) for a in args], stdout=io.StringIO(), stderr=err)
-    assert (Conversation.objects.count(), Event.objects.count(), Run.objects.count(), Instance.objects.count()) == before
+    assert (
+        Conversation.objects.count(),
+        Event.objects.count(),
+        Run.objects.count(),
+        Instance.objects.count(),
+    ) == before
     return err.getvalue().splitlines()
 
 
@@ -230,7 +235,9 @@ def test_a_whole_openhands_folder_finds_both_kinds():
 def test_app_server_head_is_the_last_event_by_the_sdk_rule():
     run_import(APP_HOME / "v1_conversations")
     conversation = Conversation.objects.get(conversation_id="0eb8b4d7d1a14751b2b449213c4127d1")
-    batch = json.loads((APP_HOME / "v1_conversations" / conversation.conversation_id / "events_batch" / "0001.json").read_text())
+    batch = json.loads(
+        (APP_HOME / "v1_conversations" / conversation.conversation_id / "events_batch" / "0001.json").read_text()
+    )
     expected = [e for e in batch if e["kind"] not in ("ConversationStateUpdateEvent", "ConversationErrorEvent")][-1]
     assert conversation.head.event_id == expected["id"]
     assert conversation.event_count == 6 and conversation.pending_count == 2
@@ -298,7 +305,9 @@ def test_a_bad_v0_row_names_the_row_and_event(tmp_path):
     data[0]["history"][3]["id"] = 2
     path = write_rows(tmp_path / "v0.jsonl", data)
     lines = refused(path)
-    assert any("row 1 (instance ponylang__ponyc-4595), history[3]: event 2: duplicate event id" in line for line in lines)
+    assert any(
+        "row 1 (instance ponylang__ponyc-4595), history[3]: event 2: duplicate event id" in line for line in lines
+    )
 
 
 def test_a_bad_app_server_event_names_its_file(tmp_path):
@@ -360,7 +369,9 @@ def test_the_runs_page_lists_runs_with_resolved_counts(user_client):
     run_import(SDK_OUTPUT, "--run", "safety")
     text = text_of(user_client.get("/runs/").content.decode(), "run-list")
     assert "fixtures" in text and "safety" in text
-    assert "fixtures tests/fixtures/evaluation/parallel-pending.jsonl 2 1" in text.replace(str(FIXTURES.parent.parent) + "/", "")
+    assert "fixtures tests/fixtures/evaluation/parallel-pending.jsonl 2 1" in text.replace(
+        str(FIXTURES.parent.parent) + "/", ""
+    )
 
 
 def test_the_conversation_list_filters_by_run(user_client):

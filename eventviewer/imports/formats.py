@@ -271,7 +271,14 @@ def _app_server_source(files: Files, folder: str, hex_id: str, members: list[str
                     if item["id"].replace("-", "") != PurePosixPath(name).stem:
                         error = f"the file name says event {PurePosixPath(name).stem} but the file holds {item['id']!r}"
                 stamp = item.get("timestamp") if isinstance(item, dict) else ""
-                found.append((stamp if isinstance(stamp, str) else "", name, index, RawEvent(0, item_where, item, item_raw, error)))
+                found.append(
+                    (
+                        stamp if isinstance(stamp, str) else "",
+                        name,
+                        index,
+                        RawEvent(0, item_where, item, item_raw, error),
+                    )
+                )
         found.sort(key=lambda f: f[:3])
         for seq, (*_, event) in enumerate(found):
             yield event._replace(seq=seq)

@@ -26,9 +26,9 @@ from django.db.models import Count, Q
 from django.utils import timezone
 from django.utils.text import slugify
 
+from eventviewer.imports.formats import Row
 from eventviewer.imports.progress import Progress
 from eventviewer.imports.sources import ConversationSource, Parsed, SourceError, find_conversations
-from eventviewer.imports.formats import Row
 from eventviewer.models import (
     LIGHT_COLUMNS,
     Conversation,
@@ -177,7 +177,12 @@ def _record_instance(conversation: Conversation, row: Row, runs_seen: dict[str, 
         slug = slugify(row.run)[:200] or "run"
         run, _ = Run.objects.update_or_create(
             slug=slug,
-            defaults={"name": row.run[:200], "source": row.source[:1000], "metadata": row.metadata, "imported_at": timezone.now()},
+            defaults={
+                "name": row.run[:200],
+                "source": row.source[:1000],
+                "metadata": row.metadata,
+                "imported_at": timezone.now(),
+            },
         )
         runs_seen[row.run] = run
     Instance.objects.update_or_create(

@@ -8,8 +8,8 @@ a run; these rules read a row's outcome and hide the secrets in its metadata.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 RESOLVED = "resolved"
@@ -47,14 +47,14 @@ def resolved_flag(test_result: Any) -> bool | None:
             return bool(holder["resolved"])
     if isinstance(test_result.get("success"), bool):
         return bool(test_result["success"])
-    score = test_result.get("final_score")
-    if isinstance(score, Mapping):
-        total, result = score.get("total"), score.get("result")
-        if _number(total) and _number(result) and total > 0:
-            return bool(result >= total)
-    score = test_result.get("score")
-    if _number(score):
-        return bool(score > 0)
+    final = test_result.get("final_score")
+    if isinstance(final, Mapping):
+        total, result = _number(final.get("total")), _number(final.get("result"))
+        if total is not None and result is not None and total > 0:
+            return result >= total
+    score = _number(test_result.get("score"))
+    if score is not None:
+        return score > 0
     return None
 
 
@@ -106,8 +106,8 @@ def model_of(metadata: Any, metrics: Any) -> str:
     return ""
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 @dataclass

@@ -95,7 +95,9 @@ def run_compare(request: HttpRequest) -> HttpResponse:
     params = checked(RunCompareForm(request.GET)).cleaned_data
     a = get_object_or_404(Run, slug=params["a"])
     b = get_object_or_404(Run, slug=params["b"])
-    rows = Instance.objects.filter(run__in=[a, b]).values_list("run_id", "instance_id", "outcome", "conversation__conversation_id")
+    rows = Instance.objects.filter(run__in=[a, b]).values_list(
+        "run_id", "instance_id", "outcome", "conversation__conversation_id"
+    )
     outcomes: dict[int, dict[str, str]] = {a.pk: {}, b.pk: {}}
     links: dict[tuple[int, str], str] = {}
     for run_id, instance_id, outcome, conversation_id in rows:
