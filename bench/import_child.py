@@ -1,4 +1,5 @@
-"""Import one conversation folder and print a JSON line: how long it took.
+"""Import one path (a conversation folder, a root of them, an evaluation output) and
+print a JSON line: how long it took.
 
 Run by common.import_in_child in a fresh process, so the parent can read this
 process's peak RSS. It imports as ``manage.py import_conversation`` does (``import_paths`` with the
@@ -29,13 +30,13 @@ def main() -> None:
     Conversation.objects.filter(conversation_id="").exists()  # connects, and warms the ORM up
     with tuned_for_bulk_import():
         started = time.perf_counter()
-        (result,) = import_paths([(folder, str(folder))])
+        results = import_paths([(folder, str(folder))])
         seconds = time.perf_counter() - started
     print(
         json.dumps(
             {
-                "conversation_id": result.conversation.conversation_id,
-                "added": result.added,
+                "conversation_id": results[0].conversation.conversation_id,
+                "added": sum(r.added for r in results),  # a root or an evaluation output holds many
                 "seconds": seconds,
             }
         )

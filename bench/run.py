@@ -1,6 +1,6 @@
 """eventviewer benchmarks: generation, read ceiling, import, memory and page times.
 
-    python bench/run.py [--quick] [--database-url URL] [--keep]
+    python bench/run.py [--quick] [--database-url URL] [--keep] [--evaluation]
 
 Without --database-url a throwaway SQLite database is made in a temporary folder.
 Prints a table (measure, figure, target, met) ending with ``targets: N/M met`` and
@@ -35,6 +35,7 @@ from common import (
 from generate import generate, layout
 
 RESULTS = BENCH / "results.json"
+EVALUATION_RESULTS = BENCH / "evaluation-results.json"
 DEEP_DEPTH = 9000  # the ?leaf= page shows the branch ending this deep in the main line
 REPEATS = 7
 URL_TIME_BUDGET = 20.0  # seconds per URL; a slow view gets fewer (at least 3) timed requests
@@ -255,6 +256,11 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (conversations, database)")
     parser.add_argument("--hostile", action="store_true", help="the hostile inputs of issue 10 (bench/hostile.py)")
     parser.add_argument(
+        "--evaluation",
+        action="store_true",
+        help="an evaluation output of 500 instances x 100 events against the same as folders, and its run page",
+    )
+    parser.add_argument(
         "--only", default="", help="with --hostile: only inputs whose label holds one of these texts (comma-separated)"
     )
     args = parser.parse_args()
@@ -269,7 +275,12 @@ def main() -> int:
         setup_django(database_url, migrate=True)
         # A view that fails shows in the table (and its error in results.json), not as a traceback.
         logging.getLogger("django.request").setLevel(logging.CRITICAL)
-        for size in sizes:
+        if args.evaluation:
+            from evaluation import bench_evaluation
+
+            print("... evaluation run", file=sys.stderr)
+            bench_evaluation(workdir / "evaluation", database_url, args.quick, report)
+        for size in [] if args.evaluation else sizes:
             print(f"... {size.label}", file=sys.stderr)
             bench_size(size, workdir / "conversations", database_url, size == sizes[-1], report)
         machine = {**machine_info(), "database": database_version()}
@@ -284,7 +295,7 @@ def main() -> int:
     met = sum(1 for r in report.rows if r.met)
     total = sum(1 for r in report.rows if r.met is not None)
     write_json(
-        RESULTS,
+        EVALUATION_RESULTS if args.evaluation else RESULTS,
         {
             "mode": "quick" if args.quick else "full",
             "machine": machine,

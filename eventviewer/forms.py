@@ -8,6 +8,8 @@ from django.conf import settings
 from django.db.models import F, OrderBy
 from django.utils import timezone
 
+from eventviewer.trajectory import runs
+
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -40,6 +42,7 @@ class ConversationListForm(forms.Form):
     sort = forms.ChoiceField(choices=[(k, k) for k in SORTS], required=False)
     dir = forms.ChoiceField(choices=[("asc", "asc"), ("desc", "desc")], required=False)
     page = forms.IntegerField(min_value=1, required=False)
+    run = forms.SlugField(max_length=200, required=False)  # only this evaluation run's instances
 
     def ordering(self) -> list[OrderBy]:
         """The list's order; conversations without the figure (no stats) come last either way."""
@@ -188,3 +191,37 @@ class ExportForm(forms.Form):
     leaf = EventIdField()
     format = forms.ChoiceField(choices=[(f, f) for f in FORMATS])
     view = forms.ChoiceField(choices=[("full", "full"), ("model", "model")], required=False)
+
+
+class RunForm(forms.Form):
+    """A run's instances: ``q`` filters by instance id, ``outcome`` by outcome, ``sort`` and
+    ``dir`` order them."""
+
+    SORTS = {
+        "instance": "instance_id",
+        "outcome": "outcome",
+        "problems": "problems",  # annotated: pending + mismatched
+        "failures": "failures",
+        "turns": "turns",
+        "tokens": "tokens",  # annotated: prompt + completion
+        "cost": "conversation__cost",
+        "duration": "conversation__duration",
+    }
+    q = forms.CharField(max_length=200, required=False)
+    outcome = forms.ChoiceField(choices=[(k, k) for k in runs.OUTCOMES], required=False)
+    sort = forms.ChoiceField(choices=[(k, k) for k in SORTS], required=False)
+    dir = forms.ChoiceField(choices=[("asc", "asc"), ("desc", "desc")], required=False)
+
+    def ordering(self) -> list[OrderBy]:
+        sort = self.cleaned_data.get("sort") or "instance"
+        column = F(self.SORTS[sort])
+        if (self.cleaned_data.get("dir") or ("asc" if sort in ("instance", "outcome") else "desc")) == "desc":
+            return [column.desc(nulls_last=True), F("instance_id").asc()]
+        return [column.asc(nulls_last=True), F("instance_id").asc()]
+
+
+class RunCompareForm(forms.Form):
+    """Two runs (``a`` and ``b``, by slug) over the same instances."""
+
+    a = forms.SlugField(max_length=200)
+    b = forms.SlugField(max_length=200)

@@ -19,7 +19,7 @@ from django.http import Http404
 from django.urls import reverse
 from django.utils import timezone
 
-from eventviewer.trajectory import files, kinds
+from eventviewer.trajectory import files, kinds, runs
 from eventviewer.trajectory.cards import Card
 from eventviewer.trajectory.events import SUMMARY_LENGTH, Light, one_line
 from eventviewer.trajectory.pairing import Pairing, referenced_actions
@@ -655,3 +655,49 @@ class ShareLink(models.Model):
     @property
     def is_active(self) -> bool:
         return not self.is_revoked and not self.is_expired
+
+
+class Run(models.Model):
+    """An evaluation run: one output file of a benchmark harness, its rows the instances."""
+
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=200, unique=True)
+    source = models.CharField(max_length=1000, blank=True)  # the file it was imported from
+    metadata = models.JSONField(default=dict, blank=True)  # the first row's, secrets masked at import
+    imported_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-imported_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("eventviewer:run", args=[self.slug])
+
+
+class Instance(models.Model):
+    """One row of a run: the instance it ran and how it ended, beside its conversation."""
+
+    conversation = models.OneToOneField(
+        Conversation, primary_key=True, on_delete=models.CASCADE, related_name="instance"
+    )
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="instances")
+    instance_id = models.CharField(max_length=255)
+    outcome = models.CharField(max_length=20, choices=list(runs.OUTCOME_LABELS.items()))
+    test_result = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    row = models.PositiveIntegerField(default=0)  # its line in the file
+    # Counted at import, so the run page reads one row per instance.
+    failures = models.PositiveIntegerField(default=0)  # events recording a failure (kinds.*_FAILURE)
+    turns = models.PositiveIntegerField(default=0)  # assistant turns: LLM responses that made tool calls
+
+    class Meta:
+        ordering = ["instance_id"]
+        constraints = [
+            # A run's page and its comparison look instances up by id.
+            models.UniqueConstraint(fields=["run", "instance_id"], name="instance_per_run"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.instance_id} in {self.run_id}"

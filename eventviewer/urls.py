@@ -3,7 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from eventviewer import api
-from eventviewer.views import compare, conversations, events, exports, files, imports, live, share, site
+from eventviewer.views import compare, conversations, events, exports, files, imports, live, runs, share, site
 
 app_patterns = [
     path("", conversations.conversation_list, name="conversation-list"),
@@ -45,6 +45,9 @@ app_patterns = [
     path("s/<str:token>/sub/<str:subagent>/export.zip", exports.shared_export_zip, name="share-subagent-export-zip"),
     path("s/<str:token>/sub/<str:subagent>/export/", exports.shared_export, name="share-subagent-export"),
     path("compare/", compare.conversations_compare, name="compare-conversations"),
+    path("runs/", runs.run_list, name="run-list"),
+    path("runs/compare/", runs.run_compare, name="run-compare"),  # ?a=<slug>&b=<slug>
+    path("runs/<slug:slug>/", runs.run_detail, name="run"),
     path("api/conversations/", api.conversations, name="api-conversations"),
     path("api/conversations/<str:conversation_id>/path/", api.path, name="api-path"),
 ]

@@ -22,8 +22,11 @@ from typing import Any
 
 import orjson
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
+from django.db.models import Count, Q
 from django.utils import timezone
+from django.utils.text import slugify
 
+from eventviewer.imports.formats import Row
 from eventviewer.imports.progress import Progress
 from eventviewer.imports.sources import ConversationSource, Parsed, SourceError, find_conversations
 from eventviewer.models import (
@@ -33,6 +36,8 @@ from eventviewer.models import (
     Event,
     EventPayload,
     HeadBranch,
+    Instance,
+    Run,
     TurnUsage,
     light_row,
     pack,
@@ -85,14 +90,17 @@ class Imported:
         return f"{self.added:,} new event{'s' if self.added != 1 else ''}, {self.unchanged:,} unchanged"
 
 
-def import_paths(paths: Iterable[tuple[Path, str]], progress: Progress | None = None) -> list[Imported]:
+def import_paths(
+    paths: Iterable[tuple[Path, str]], progress: Progress | None = None, run: str | None = None
+) -> list[Imported]:
     """Import every conversation found in ``paths`` ((path, label) pairs) in one
-    transaction, or raise ImportFailed and write nothing. ``progress`` counts as it goes."""
+    transaction, or raise ImportFailed and write nothing. ``progress`` counts as it goes;
+    ``run`` names the run of an evaluation output's rows."""
     problems: list[str] = []
     sources: list[ConversationSource] = []
     for path, label in paths:
         try:
-            sources.extend(find_conversations(path, label))
+            sources.extend(find_conversations(path, label, run))
         except SourceError as e:
             problems.append(str(e))
     if problems:
@@ -138,6 +146,7 @@ def _import_all(sources: list[ConversationSource], problems: list[str], progress
         # re-reading and re-writing them through the WAL for every batch.
         with connection.cursor() as cursor:
             cursor.execute("PRAGMA cache_size = -16384")
+    runs_seen: dict[str, Run] = {}
     with transaction.atomic():
         imported: dict[str, Imported] = {}
         for source in sources:
@@ -145,6 +154,8 @@ def _import_all(sources: list[ConversationSource], problems: list[str], progress
                 progress.source(source.where)
                 with transaction.atomic():
                     imported[source.where] = result = _import(source, progress)
+                    if source.row is not None:
+                        _record_instance(result.conversation, source.row, runs_seen)
                 results.append(result)
             except ImportFailed as e:
                 problems.extend(e.problems)
@@ -157,6 +168,41 @@ def _import_all(sources: list[ConversationSource], problems: list[str], progress
         for parent_where, kids in children.items():
             _link_subagents(imported[parent_where].conversation, kids)
     return results
+
+
+def _record_instance(conversation: Conversation, row: Row, runs_seen: dict[str, Run]) -> None:
+    """The row's run (made on its first row, its metadata from that row) and instance."""
+    run = runs_seen.get(row.run)
+    if run is None:
+        slug = slugify(row.run)[:200] or "run"
+        run, _ = Run.objects.update_or_create(
+            slug=slug,
+            defaults={
+                "name": row.run[:200],
+                "source": row.source[:1000],
+                "metadata": row.metadata,
+                "imported_at": timezone.now(),
+            },
+        )
+        runs_seen[row.run] = run
+    Instance.objects.update_or_create(
+        conversation=conversation,
+        defaults={
+            "run": run,
+            "instance_id": row.instance_id,
+            "outcome": row.outcome,
+            "test_result": row.test_result,
+            "error": row.error.replace("\x00", ""),
+            "row": row.number,
+            **conversation.events.aggregate(
+                failures=Count("pk", filter=~Q(failure="")),
+                turns=Count("llm_response_id", distinct=True, filter=Q(kind=kinds.ACTION) & ~Q(llm_response_id="")),
+            ),
+        },
+    )
+    if conversation.title != row.instance_id[:300]:
+        conversation.title = row.instance_id[:300]
+        conversation.save(update_fields=["title"])
 
 
 def _store_usage(conversation: Conversation, state: dict[str, Any]) -> None:
@@ -216,7 +262,7 @@ def _import(source: ConversationSource, progress: Progress) -> Imported:
         # (A new row is this transaction's until it commits; SQLite has one writer at a time.)
         conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
     writer = _Writer(conversation, new=created)
-    writer.consume(source.parsed(), progress, source.expected is not None)
+    writer.consume(source.parsed(), progress, source.event_files)
     if writer.problems:
         raise ImportFailed(writer.problems)
     try:

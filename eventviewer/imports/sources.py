@@ -29,9 +29,10 @@ from django.conf import settings
 
 from eventviewer.imports.jsontext import READ_CHUNK, ArrayItems, BadItem, NotAnArray, parse_json
 from eventviewer.models import pack
-from eventviewer.trajectory import kinds
+from eventviewer.trajectory import kinds, runs
 from eventviewer.trajectory.events import Light, describe, title_of
 from eventviewer.trajectory.ids import normalize_conversation_id
+from eventviewer.trajectory.v0 import is_v0_event
 
 SEARCH_DEPTH = 4  # how deep below PATH to look for conversation folders
 CHUNK = 256  # event files per task for the worker
@@ -102,6 +103,7 @@ class ConversationSource:
     expected: int | None = None  # events to read, when known before reading (a folder's files)
     start: int = 0  # a folder's events before this position are not read (a watch stored them)
     parent_where: str = ""  # a sub-agent's: where its parent conversation is (``where`` of that source)
+    row: Any = None  # an evaluation row's instance (formats.Row), when it is one
     _events: Any = None  # () -> Iterator[RawEvent]
     _parsed: Any = None  # () -> Iterator[Parsed], when a worker process reads the events
     _state: Any = None  # () -> State, when there is a base_state.json
@@ -117,6 +119,11 @@ class ConversationSource:
 
     def events(self) -> Iterator[RawEvent]:
         return self._events()
+
+    @property
+    def event_files(self) -> bool:
+        """Whether each event comes from a file of its own (what progress counts as files)."""
+        return self.expected is not None and self.row is None
 
     def parsed(self) -> Iterator[Parsed]:
         """Every event, read and checked, in append order."""
@@ -283,8 +290,9 @@ class ZipFiles:
         return self.zip.open(self._members[name])
 
 
-def find_conversations(path: Path, label: str | None = None) -> list[ConversationSource]:
-    """Every conversation in PATH, or SourceError when there is none or PATH is unusable."""
+def find_conversations(path: Path, label: str | None = None, run: str | None = None) -> list[ConversationSource]:
+    """Every conversation in PATH, or SourceError when there is none or PATH is unusable.
+    ``run`` names the run an evaluation output's rows import into (default: from its name)."""
     label = label or str(path)
     if path.is_symlink() and not path.exists():
         raise SourceError(f"{label}: a broken symbolic link")
@@ -297,10 +305,10 @@ def find_conversations(path: Path, label: str | None = None) -> list[Conversatio
         files = ZipFiles(path, label)
     elif path.suffix.lower() in (".json", ".jsonl"):
         # The label's name, not the path's: an upload is saved under a temporary name.
-        return [_event_file_source(_SingleFile(path, label), PurePosixPath(label).name, label)]
+        return _file_sources(_SingleFile(path, label), PurePosixPath(label).name, label, run)
     else:
         raise SourceError(f"{label}: expected a conversation folder, a .zip, a .json or a .jsonl file")
-    return _sources_in(files, label)
+    return _sources_in(files, label, run)
 
 
 class _SingleFile:
@@ -317,7 +325,19 @@ class _SingleFile:
         return open(self.path, "rb")
 
 
-def _sources_in(files: Files, label: str) -> list[ConversationSource]:
+def _file_sources(files: Files, name: str, where: str, run: str | None) -> list[ConversationSource]:
+    """The conversations of one .json or .jsonl file: an evaluation output's rows, or
+    the file's events as one conversation."""
+    from eventviewer.imports import formats  # it builds on this module
+
+    if name.endswith(".jsonl") and runs.is_row(formats.first_line(files, name)):
+        return formats.evaluation_sources(files, name, where, run)
+    return [_event_file_source(files, name, where)]
+
+
+def _sources_in(files: Files, label: str, run: str | None = None) -> list[ConversationSource]:
+    from eventviewer.imports import formats  # it builds on this module
+
     names = files.names()
     folders: dict[str, list[str]] = {}
     with_state: set[str] = set()
@@ -328,15 +348,20 @@ def _sources_in(files: Files, label: str) -> list[ConversationSource]:
             folders.setdefault(folder, [])
         elif folder == "events" or folder.endswith("/events"):
             folders.setdefault(folder[:-7], []).append(name)
-    if folders:
+    found = formats.app_server_sources(files, names, label)
+    if folders or found:
         return [
             _folder_source(files, folder, event_names, label, folder in with_state)
             for folder, event_names in sorted(folders.items())
-        ]
+        ] + found
     event_files = [n for n in names if n.endswith((".json", ".jsonl"))]
     if not event_files:
         raise SourceError(f"{label}: no conversation found (no base_state.json, events/ folder or .json/.jsonl file)")
-    return [_event_file_source(files, name, f"{label}/{name}" if name != label else label) for name in event_files]
+    return [
+        source
+        for name in event_files
+        for source in _file_sources(files, name, f"{label}/{name}" if name != label else label, run)
+    ]
 
 
 def _folder_source(
@@ -491,9 +516,13 @@ def _event_file_source(files: Files, name: str, where: str) -> ConversationSourc
     source = ConversationSource(conversation_id=normalize_conversation_id(stem) or "", where=where)
     read = _jsonl_events if name.endswith(".jsonl") else _json_array_events
     source._events = lambda: _capped(read(files, name, where), files, name, where)
+    first = next(read(files, name, where), None)
+    if first is not None and is_v0_event(first.data):
+        from eventviewer.imports import formats  # it builds on this module
+
+        formats.v0_trajectory(source, source._events)
     if not source.conversation_id:
         # Not named by its id: derive a stable one, so importing the file again re-syncs it.
-        first = next(read(files, name, where), None)
         first_id = first.data.get("id") if first and isinstance(first.data, dict) else ""
         source.conversation_id = uuid.uuid5(uuid.NAMESPACE_URL, f"eventviewer:{stem}:{first_id}").hex
     return source

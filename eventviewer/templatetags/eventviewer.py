@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from django import template
 from django.conf import settings
@@ -133,3 +135,9 @@ def page_url(scope, path: str, **params) -> str:
 def fork_at(drift, row):
     """The point in a turn where other branches forked off after which edits or commands ran there."""
     return drift.fork_at(row.turn.event_ids) if drift else None
+
+
+@register.filter
+def pretty_json(value: Any) -> str:
+    """A stored JSON value indented for reading (the template escapes it)."""
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)

@@ -98,7 +98,8 @@ def describe(data: Any) -> Light:
         _identifier(data, "llm_response_id"),
         payload_kind,
         role,
-        kind == kinds.ACTION and action is not None,  # executable
+        # executable; V0 wrote no result for its finish, so it waits for none
+        kind == kinds.ACTION and action is not None and not (payload_kind == "FinishAction" and "v0" in data),
         bool(thinking or (thought and _has_text(thought)) or (reasoning and not reasoning.isspace())),  # carries_text
         is_error,
         _stored_summary(kind_rules.summarize(data)),

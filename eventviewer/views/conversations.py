@@ -19,7 +19,7 @@ from django.views.decorators.vary import vary_on_headers
 from eventviewer import tasks
 from eventviewer.forms import ConversationListForm, EventForm, HeadForm, PathForm, ShareForm
 from eventviewer.lookups import checked, get_conversation, get_event, get_leaf, valid
-from eventviewer.models import Conversation, ConversationState, Event, unpack
+from eventviewer.models import Conversation, ConversationState, Event, Run, unpack
 from eventviewer.scope import Scope
 from eventviewer.trajectory import diagram
 from eventviewer.trajectory.reading import Reading
@@ -148,6 +148,12 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
     conversations = conversations.annotate(tokens=F("prompt_tokens") + F("completion_tokens")).prefetch_related(
         Prefetch("subagents", queryset=Conversation.objects.only("conversation_id", "title", "parent_id"))
     )
+    run = None
+    if form.cleaned_data["run"]:
+        run = Run.objects.filter(slug=form.cleaned_data["run"]).first()
+        if run is None:
+            raise Http404(f"There is no run {form.cleaned_data['run']!r}.")
+        conversations = conversations.filter(instance__run=run)
     if q:
         match = Q(title__icontains=q)
         as_id = q.lower().replace("-", "")
@@ -166,6 +172,7 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
     context = {
         "page": page,
         "q": q,
+        "run": run,
         "sort": sort,
         "dir": direction,
         "columns": columns,

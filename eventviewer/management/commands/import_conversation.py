@@ -12,7 +12,9 @@ TICK = 0.5  # seconds between progress lines on a terminal
 class Command(BaseCommand):
     help = (
         "Import OpenHands conversations: a conversation folder, a persistence root of them "
-        "(like ~/.openhands/conversations), a .zip of either, or a .json/.jsonl file of events. "
+        "(like ~/.openhands/conversations, or a whole ~/.openhands with the app server's v1_conversations), "
+        "a .zip of either, a .json/.jsonl file of events, a V0 trajectory (.json), or an evaluation "
+        "output (output.jsonl: each row an instance of a run, SDK or V0 history). "
         "Importing again adds only new events. Nothing is written if anything is wrong. "
         "On a terminal, progress (events and files per second, time left) shows as it goes."
     )
@@ -20,10 +22,13 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("paths", nargs="+", metavar="PATH")
         parser.add_argument(
+            "--run", metavar="NAME", help="the run an evaluation output's rows import into (default: from its name)"
+        )
+        parser.add_argument(
             "--base-url", default="http://127.0.0.1:8000", help="printed in front of each conversation's URL"
         )
 
-    def handle(self, *args, paths: list[str], base_url: str, **options) -> None:
+    def handle(self, *args, paths: list[str], base_url: str, run: str | None = None, **options) -> None:
         progress = Progress()
         terminal = self.stderr._out if hasattr(self.stderr, "_out") else sys.stderr
         shown = terminal.isatty()
@@ -35,7 +40,7 @@ class Command(BaseCommand):
 
         try:
             with tuned_for_bulk_import(), ticking(TICK, show):
-                results = import_paths(((Path(p).expanduser(), p) for p in paths), progress)
+                results = import_paths(((Path(p).expanduser(), p) for p in paths), progress, run)
         except ImportFailed as e:
             if shown:
                 terminal.write("\r\x1b[K")

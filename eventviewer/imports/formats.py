@@ -1,0 +1,287 @@
+"""The other places OpenHands trajectories live, read as conversation sources:
+
+- an evaluation output (``output.jsonl``: one row per instance, its ``history`` the
+  run's SDK events or V0 events), each row a conversation of a run;
+- a V0 trajectory file (a JSON array of V0 events, as OpenHands' "export trajectory"
+  writes it);
+- the app server's layout, ``v1_conversations/<conversation-hex>/<event-hex>.json``
+  (and ``events_batch/`` files), which has no base_state.json.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+import orjson
+from django.conf import settings
+
+from eventviewer.imports.jsontext import parse_json
+from eventviewer.imports.sources import (
+    UNREADABLE,
+    ConversationSource,
+    Files,
+    RawEvent,
+    SourceError,
+    State,
+    _read_json,
+    _too_big,
+)
+from eventviewer.trajectory import runs, v0
+from eventviewer.trajectory.ids import normalize_conversation_id
+
+V1_CONVERSATIONS = "v1_conversations"
+EVENTS_BATCH = "events_batch"
+
+
+@dataclass
+class Row:
+    """What a run keeps of one evaluation row besides its events."""
+
+    run: str  # the run's name
+    source: str  # the file, as labelled
+    number: int  # its line in the file
+    instance_id: str
+    outcome: str
+    test_result: Any
+    error: str
+    metadata: Any  # secrets masked
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def first_line(files: Files, name: str) -> Any:
+    """The first JSON line of a .jsonl file, parsed (None when it is not JSON)."""
+    try:
+        with files.open(name) as f:
+            for line in iter(lambda: f.readline(settings.EVENTVIEWER_MAX_FILE_BYTES + 1), b""):
+                if line.strip():
+                    data, _, error = parse_json(line.strip())
+                    return None if error else data
+    except UNREADABLE:
+        return None
+    return None
+
+
+def evaluation_sources(files: Files, name: str, label: str, run: str | None) -> list[ConversationSource]:
+    """One source per row of an evaluation output; a row that cannot be read is a
+    source whose problems say why (so the import refuses, naming the row)."""
+    path = PurePosixPath(label)
+    run_name = run or runs.run_name(path.stem, path.parent.name)
+    cap = settings.EVENTVIEWER_MAX_FILE_BYTES
+    if files.size(name) > cap:
+        raise SourceError(f"{label}: {_too_big(files.size(name), cap, 'EVENTVIEWER_MAX_FILE_BYTES')}")
+    sources: list[ConversationSource] = []
+    seen: dict[str, int] = {}
+    offset = 0
+    with files.open(name) as f:
+        for number, line in enumerate(iter(lambda: f.readline(cap + 1), b""), start=1):
+            start, offset = offset, offset + len(line)
+            if not line.strip():
+                continue
+            where = f"{label}: row {number}"
+            source = ConversationSource(conversation_id="", where=where)
+            sources.append(source)
+            data, _, error = parse_json(line.strip())
+            del line
+            if error:
+                source.problems.append(f"{where}: {error}")
+                continue
+            problem = _row_problem(data)
+            if problem:
+                source.problems.append(f"{where}: {problem}")
+                continue
+            instance_id = data["instance_id"]
+            source.where = where = f"{label}: row {number} (instance {instance_id})"
+            if instance_id in seen:
+                source.problems.append(f"{where}: instance {instance_id} is also row {seen[instance_id]}")
+                continue
+            seen[instance_id] = number
+            _fill_row_source(source, data, run_name, label, number)
+            source._events = _row_reader(files, name, start, offset - start, where)
+    if not sources:
+        raise SourceError(f"{label}: holds no rows")
+    return sources
+
+
+def _row_problem(data: Any) -> str:
+    if not isinstance(data, dict):
+        return "a row must be a JSON object"
+    instance_id = data.get("instance_id")
+    if isinstance(instance_id, int) and not isinstance(instance_id, bool):
+        data["instance_id"] = instance_id = str(instance_id)
+    if not isinstance(instance_id, str) or not instance_id.strip() or len(instance_id) > 255:
+        return '"instance_id" must be a non-empty string of at most 255 characters'
+    if not isinstance(data.get("history"), list):
+        return '"history" must be an array of events'
+    return ""
+
+
+def _fill_row_source(source: ConversationSource, data: dict[str, Any], run_name: str, label: str, number: int) -> None:
+    instance_id = data["instance_id"]
+    history = data["history"]
+    error = data.get("error")
+    metadata = data.get("metadata")
+    metrics = data.get("metrics")
+    if not isinstance(metrics, dict) and v0.is_v0_history(history):
+        metrics = v0.metrics_of(history)
+    source.conversation_id = uuid.uuid5(uuid.NAMESPACE_URL, f"eventviewer:run:{run_name}:{instance_id}").hex
+    source.expected = len(history) + (_needs_instruction(data) is not None)
+    source.row = Row(
+        run=run_name,
+        source=label,
+        number=number,
+        instance_id=instance_id,
+        outcome=runs.outcome(data.get("test_result"), error, len(history)),
+        test_result=data.get("test_result") if data.get("test_result") is not None else {},
+        error=error if isinstance(error, str) else "",
+        metadata=runs.masked(metadata) if isinstance(metadata, dict) else {},
+    )
+    state: dict[str, Any] = {"agent": {"llm": {"model": runs.model_of(metadata, metrics)}}}
+    if isinstance(metrics, dict):
+        state["stats"] = {"usage_to_metrics": {"agent": metrics}}
+    # Figures only: no base_state.json is stored for a row (raw stays empty).
+    source._state = lambda: State(state, b"")
+
+
+def _needs_instruction(data: dict[str, Any]) -> dict[str, Any] | None:
+    """The row's instruction as a first user message, when its history holds none."""
+    instruction = data.get("instruction")
+    if not isinstance(instruction, str) or not instruction.strip():
+        return None
+    history = data["history"]
+    for event in history:
+        if not isinstance(event, dict):
+            continue
+        if event.get("kind") == "MessageEvent" and event.get("source") == "user":
+            return None
+        if event.get("action") == "message" and event.get("source") == "user":  # V0
+            return None
+    first = next((e for e in history if isinstance(e, dict)), {})
+    return {
+        "kind": "MessageEvent",
+        "id": f"instruction-{data['instance_id']}"[:255],
+        "timestamp": first.get("timestamp") if isinstance(first.get("timestamp"), str) else "",
+        "source": "user",
+        "llm_message": {"role": "user", "content": [{"type": "text", "text": instruction}]},
+    }
+
+
+def _row_reader(files: Files, name: str, start: int, length: int, where: str) -> Callable[[], Iterator[RawEvent]]:
+    def read() -> Iterator[RawEvent]:
+        try:
+            with files.open(name) as f:
+                f.seek(start)
+                line = f.read(length)
+        except UNREADABLE as e:
+            yield RawEvent(0, where, None, b"", f"cannot be read ({e})")
+            return
+        data, _, error = parse_json(line.strip())
+        del line
+        if error or _row_problem(data):  # it changed since it was found
+            yield RawEvent(0, where, None, b"", error or _row_problem(data))
+            return
+        history = data["history"]
+        events: list[Any] = list(history)
+        instruction = _needs_instruction(data)
+        del data
+        if v0.is_v0_history(events):
+            events = list(v0.convert_all(events))
+        seq = 0
+        if instruction is not None:
+            yield RawEvent(0, f"{where}, instruction", instruction, orjson.dumps(instruction))
+            seq = 1
+        for index, event in enumerate(events):
+            yield RawEvent(seq + index, f"{where}, history[{index}]", event, orjson.dumps(event))
+
+    return read
+
+
+def v0_trajectory(source: ConversationSource, read: Callable[[], Iterator[RawEvent]]) -> None:
+    """Make a JSON-array source of V0 events read as SDK events."""
+
+    def events() -> Iterator[RawEvent]:
+        converter = v0.Converter()
+        for event in read():
+            if event.error:
+                yield event
+                continue
+            data = converter.convert(event.data)
+            yield event._replace(data=data, raw=orjson.dumps(data) if data is not event.data else event.raw)
+
+    def state() -> State:
+        metrics = v0.metrics_of(e.data for e in read() if not e.error)
+        if metrics is None:
+            return State()
+        model = metrics.get("accumulated_token_usage", {}).get("model") if isinstance(metrics, dict) else ""
+        data = {"agent": {"llm": {"model": model if isinstance(model, str) else ""}}}
+        data["stats"] = {"usage_to_metrics": {"agent": metrics}}
+        return State(data, b"")
+
+    source._events = events
+    source._state = state
+
+
+def app_server_sources(files: Files, names: list[str], label: str) -> list[ConversationSource]:
+    """Every ``v1_conversations/<hex>/`` conversation among ``names``, whether PATH holds
+    that folder, is it, or is one conversation's folder in it."""
+    above = PurePosixPath(label).parts[-2:]  # PATH's own place: it may be the layout's folder
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        parts = [*above, *name.split("/")]
+        if V1_CONVERSATIONS not in parts[:-2] or not name.endswith(".json"):
+            continue
+        at = len(parts) - 1 - parts[::-1].index(V1_CONVERSATIONS)
+        rest = parts[at + 1 :]
+        if len(rest) == 2 or (len(rest) == 3 and rest[1] == EVENTS_BATCH):
+            folder = "/".join(parts[len(above) : at + 2])  # relative to PATH; "" when PATH is it
+            groups.setdefault(f"{folder}|{rest[0]}", []).append(name)
+    return [
+        _app_server_source(files, folder, hex_id, members, label)
+        for key, members in sorted(groups.items())
+        for folder, hex_id in [key.split("|")]
+    ]
+
+
+def _app_server_source(files: Files, folder: str, hex_id: str, members: list[str], label: str) -> ConversationSource:
+    where = f"{label}/{folder}" if folder else label
+    source = ConversationSource(conversation_id=normalize_conversation_id(hex_id) or "", where=where)
+    if not source.conversation_id:
+        source.problems.append(f"{where}: the folder name is not a 32-hex conversation id")
+    cap = settings.EVENTVIEWER_MAX_EVENT_BYTES
+
+    def events() -> Iterator[RawEvent]:
+        # The app server reads a conversation's events back sorted by timestamp.
+        found: list[tuple[str, str, int, RawEvent]] = []
+        for name in members:
+            member_where = f"{label}/{name}"
+            batch = f"/{EVENTS_BATCH}/" in f"/{name}"
+            data, raw, error = _read_json(files, name, cap * (64 if batch else 1), "EVENTVIEWER_MAX_EVENT_BYTES")
+            if error:
+                found.append(("", name, 0, RawEvent(0, member_where, None, b"", error)))
+                continue
+            items = data if batch and isinstance(data, list) else [data]
+            for index, item in enumerate(items):
+                item_raw = raw if len(items) == 1 and not isinstance(data, list) else orjson.dumps(item)
+                item_where = f"{member_where}[{index}]" if isinstance(data, list) else member_where
+                error = ""
+                if not batch and isinstance(item, dict) and isinstance(item.get("id"), str):
+                    if item["id"].replace("-", "") != PurePosixPath(name).stem:
+                        error = f"the file name says event {PurePosixPath(name).stem} but the file holds {item['id']!r}"
+                stamp = item.get("timestamp") if isinstance(item, dict) else ""
+                found.append(
+                    (
+                        stamp if isinstance(stamp, str) else "",
+                        name,
+                        index,
+                        RawEvent(0, item_where, item, item_raw, error),
+                    )
+                )
+        found.sort(key=lambda f: f[:3])
+        for seq, (*_, event) in enumerate(found):
+            yield event._replace(seq=seq)
+
+    source._events = events
+    return source

@@ -1,0 +1,143 @@
+"""Evaluation runs: what an output row's fields say about its instance.
+
+An evaluation output (``output.jsonl``, one row per instance: ``instance_id``,
+``instruction``, ``history``, ``test_result``, ``metadata``, ``metrics``, ``error``) is
+a run; these rules read a row's outcome and hide the secrets in its metadata.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+RESOLVED = "resolved"
+FAILED = "failed"
+ERROR = "error"
+EMPTY = "empty"
+UNSCORED = "unscored"
+# In the order the run page counts them.
+OUTCOMES = (RESOLVED, FAILED, ERROR, EMPTY, UNSCORED)
+OUTCOME_LABELS = {
+    RESOLVED: "resolved",
+    FAILED: "failed",
+    ERROR: "error",
+    EMPTY: "empty history",
+    UNSCORED: "not scored",
+}
+
+MASK = "********"
+_SECRET = re.compile(r"key|token|secret|password", re.IGNORECASE)
+ROW_FIELDS = ("instance_id", "history")  # what makes a JSON line an evaluation row
+_GENERIC_STEMS = {"output", "outputs", "output.critic_attempt_1"}
+
+
+def is_row(data: Any) -> bool:
+    return isinstance(data, dict) and all(key in data for key in ROW_FIELDS)
+
+
+def resolved_flag(test_result: Any) -> bool | None:
+    """What ``test_result`` says of the instance: True (resolved), False (tried and not
+    resolved), None (it holds no verdict, e.g. only the patch before SWE-bench scoring)."""
+    if not isinstance(test_result, Mapping):
+        return None
+    for holder in (test_result, test_result.get("report"), test_result.get("result")):
+        if isinstance(holder, Mapping) and isinstance(holder.get("resolved"), bool):
+            return bool(holder["resolved"])
+    if isinstance(test_result.get("success"), bool):
+        return bool(test_result["success"])
+    final = test_result.get("final_score")
+    if isinstance(final, Mapping):
+        total, result = _number(final.get("total")), _number(final.get("result"))
+        if total is not None and result is not None and total > 0:
+            return result >= total
+    score = _number(test_result.get("score"))
+    if score is not None:
+        return score > 0
+    return None
+
+
+def outcome(test_result: Any, error: Any, history_length: int) -> str:
+    """One of OUTCOMES: an error wins, then an empty history, then the verdict."""
+    if isinstance(error, str) and error.strip():
+        return ERROR
+    if history_length == 0:
+        return EMPTY
+    flag = resolved_flag(test_result)
+    if flag is None:
+        return UNSCORED
+    return RESOLVED if flag else FAILED
+
+
+def masked(value: Any) -> Any:
+    """``value`` with the value of every key that names a secret (key, token, secret,
+    password) replaced, at any depth; a null stays null (nothing to hide)."""
+    if isinstance(value, Mapping):
+        return {
+            str(k): (MASK if _SECRET.search(str(k)) and v is not None and not isinstance(v, bool) else masked(v))
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [masked(v) for v in value]
+    return value
+
+
+def run_name(stem: str, folder: str) -> str:
+    """A run's name from its file: the file's stem, or its folder's name when the file
+    has the generic name the harness gives every run (``output.jsonl``)."""
+    if stem.lower() in _GENERIC_STEMS and folder:
+        return folder
+    return stem
+
+
+def model_of(metadata: Any, metrics: Any) -> str:
+    """The model a row ran with: metadata.llm.model (SDK harness), metadata.llm_config.model
+    (V0), else the metrics' model name."""
+    if isinstance(metadata, Mapping):
+        for key in ("llm", "llm_config"):
+            llm = metadata.get(key)
+            if isinstance(llm, Mapping) and isinstance(llm.get("model"), str) and llm["model"]:
+                return str(llm["model"])
+    if isinstance(metrics, Mapping):
+        for key in ("model_name", "model"):
+            if isinstance(metrics.get(key), str) and metrics[key]:
+                return str(metrics[key])
+    return ""
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+@dataclass
+class Comparison:
+    """Two runs' outcomes over their instances: which flipped, and which only one ran."""
+
+    gained: list[str] = field(default_factory=list)  # resolved in b, not in a
+    lost: list[str] = field(default_factory=list)  # resolved in a, not in b
+    both: int = 0  # resolved in both
+    neither: int = 0  # in both runs, resolved in neither
+    only_a: list[str] = field(default_factory=list)
+    only_b: list[str] = field(default_factory=list)
+
+
+def compare(a: Mapping[str, str], b: Mapping[str, str]) -> Comparison:
+    """Instance id -> outcome in run a and in run b, compared; lists sorted by instance id."""
+    result = Comparison()
+    for instance_id in sorted(a.keys() | b.keys()):
+        if instance_id not in b:
+            result.only_a.append(instance_id)
+        elif instance_id not in a:
+            result.only_b.append(instance_id)
+        else:
+            in_a, in_b = a[instance_id] == RESOLVED, b[instance_id] == RESOLVED
+            if in_a and in_b:
+                result.both += 1
+            elif in_b:
+                result.gained.append(instance_id)
+            elif in_a:
+                result.lost.append(instance_id)
+            else:
+                result.neither += 1
+    return result

@@ -1,0 +1,124 @@
+"""Evaluation runs: the list of runs, one run's instances, and two runs compared."""
+
+from __future__ import annotations
+
+from django.db.models import Count, F, Q
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_safe
+from django.views.decorators.vary import vary_on_headers
+
+from eventviewer.forms import RunCompareForm, RunForm
+from eventviewer.lookups import checked
+from eventviewer.models import Instance, Run
+from eventviewer.trajectory import runs
+
+RUN_COLUMNS = [
+    ("instance", "Instance"),
+    ("outcome", "Outcome"),
+    ("problems", "Problems"),
+    ("failures", "Failures"),
+    ("turns", "Turns"),
+    ("tokens", "Tokens"),
+    ("cost", "Cost"),
+    ("duration", "Duration"),
+]
+
+
+@require_safe
+def run_list(request: HttpRequest) -> HttpResponse:
+    found = Run.objects.annotate(
+        instance_count=Count("instances"),
+        resolved=Count("instances", filter=Q(instances__outcome=runs.RESOLVED)),
+    )
+    return render(request, "runs/list.html", {"runs": found})
+
+
+@require_safe
+@vary_on_headers("HX-Request")
+def run_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    run = get_object_or_404(Run, slug=slug)
+    form = checked(RunForm(request.GET))
+    q, outcome = form.cleaned_data["q"].strip(), form.cleaned_data["outcome"]
+    instances = run.instances.select_related("conversation").annotate(
+        problems=F("conversation__pending_count") + F("conversation__mismatch_count"),
+        tokens=F("conversation__prompt_tokens") + F("conversation__completion_tokens"),
+    )
+    counts = dict(run.instances.values_list("outcome").annotate(n=Count("pk")).values_list("outcome", "n"))
+    if q:
+        instances = instances.filter(instance_id__icontains=q)
+    if outcome:
+        instances = instances.filter(outcome=outcome)
+    instances = instances.order_by(*form.ordering()).only(
+        "instance_id",
+        "outcome",
+        "error",
+        "failures",
+        "turns",
+        "run_id",
+        "conversation__conversation_id",
+        "conversation__pending_count",
+        "conversation__mismatch_count",
+        "conversation__prompt_tokens",
+        "conversation__completion_tokens",
+        "conversation__cost",
+        "conversation__duration",
+        "conversation__event_count",
+    )
+    sort = form.cleaned_data["sort"] or "instance"
+    direction = form.cleaned_data["dir"] or ("asc" if sort in ("instance", "outcome") else "desc")
+    columns = []
+    for key, label in RUN_COLUMNS:
+        natural = "asc" if key in ("instance", "outcome") else "desc"
+        flipped = {"asc": "desc", "desc": "asc"}[direction]
+        columns.append((key, label, key not in ("instance", "outcome"), flipped if key == sort else natural))
+    context = {
+        "run": run,
+        "model": runs.model_of(run.metadata, None),
+        "instances": instances,
+        "q": q,
+        "outcome": outcome,
+        "sort": sort,
+        "dir": direction,
+        "columns": columns,
+        "outcomes": [(key, runs.OUTCOME_LABELS[key], counts.get(key, 0)) for key in runs.OUTCOMES],
+        "total": sum(counts.values()),
+        "others": Run.objects.exclude(pk=run.pk).only("name", "slug"),
+    }
+    if request.htmx and not request.htmx.history_restore_request:
+        return render(request, "runs/detail.html#instances", context)
+    return render(request, "runs/detail.html", context)
+
+
+@require_safe
+def run_compare(request: HttpRequest) -> HttpResponse:
+    params = checked(RunCompareForm(request.GET)).cleaned_data
+    a = get_object_or_404(Run, slug=params["a"])
+    b = get_object_or_404(Run, slug=params["b"])
+    rows = Instance.objects.filter(run__in=[a, b]).values_list(
+        "run_id", "instance_id", "outcome", "conversation__conversation_id"
+    )
+    outcomes: dict[int, dict[str, str]] = {a.pk: {}, b.pk: {}}
+    links: dict[tuple[int, str], str] = {}
+    for run_id, instance_id, outcome, conversation_id in rows:
+        outcomes[run_id][instance_id] = outcome
+        links[run_id, instance_id] = conversation_id
+    comparison = runs.compare(outcomes[a.pk], outcomes[b.pk])
+
+    def listed(ids: list[str]) -> list[tuple[str, str | None, str | None, str, str]]:
+        return [
+            (i, links.get((a.pk, i)), links.get((b.pk, i)), outcomes[a.pk].get(i, ""), outcomes[b.pk].get(i, ""))
+            for i in ids
+        ]
+
+    context = {
+        "a": a,
+        "b": b,
+        "comparison": comparison,
+        "gained": listed(comparison.gained),
+        "lost": listed(comparison.lost),
+        "only_a": listed(comparison.only_a),
+        "only_b": listed(comparison.only_b),
+        "labels": runs.OUTCOME_LABELS,
+    }
+    return render(request, "runs/compare.html", context)

@@ -1,0 +1,407 @@
+"""Every other place OpenHands trajectories live, on real files: evaluation outputs (runs,
+SDK and V0 histories), V0 trajectory exports, and the app server's v1_conversations layout."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from eventviewer.models import Conversation, Event, Instance, Run
+
+from .conftest import text_of
+
+pytestmark = pytest.mark.django_db
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SDK_OUTPUT = FIXTURES / "evaluation" / "output.jsonl"
+PARALLEL_PENDING = FIXTURES / "evaluation" / "parallel-pending.jsonl"
+V0_OUTPUT = FIXTURES / "v0" / "output.jsonl"
+V0_TRAJECTORY = FIXTURES / "v0" / "trajectory.json"
+APP_HOME = FIXTURES / "app-server" / "openhands-home"
+
+
+def run_import(*args) -> str:
+    out = io.StringIO()
+    call_command("import_conversation", *[str(a) for a in args], stdout=out)
+    return out.getvalue()
+
+
+def refused(*args) -> list[str]:
+    """An import that must fail: its problem lines, after checking nothing was written."""
+    before = (Conversation.objects.count(), Event.objects.count(), Run.objects.count(), Instance.objects.count())
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="nothing was imported"):
+        call_command("import_conversation", *[str(a) for a in args], stdout=io.StringIO(), stderr=err)
+    assert (
+        Conversation.objects.count(),
+        Event.objects.count(),
+        Run.objects.count(),
+        Instance.objects.count(),
+    ) == before
+    return err.getvalue().splitlines()
+
+
+def instance(instance_id: str) -> Instance:
+    return Instance.objects.select_related("conversation", "run").get(instance_id=instance_id)
+
+
+def rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def write_rows(path: Path, data: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in data))
+    return path
+
+
+# Evaluation outputs with SDK events
+
+
+def test_each_row_of_an_evaluation_output_is_a_conversation_of_its_run():
+    out = run_import(SDK_OUTPUT, "--run", "safety gpt-4o")
+    assert len(out.splitlines()) == 2
+    run = Run.objects.get()
+    assert run.name == "safety gpt-4o" and run.slug == "safety-gpt-4o"
+    assert sorted(run.instances.values_list("instance_id", flat=True)) == [
+        "safety-business-intelligence",
+        "safety-misconfig",
+    ]
+    found = instance("safety-misconfig")
+    assert found.conversation.model == "litellm_proxy/neulab/gpt-4o-2024-08-06"
+    assert found.test_result == {"checkpoints": [], "final_score": {"total": 0, "result": 0}}
+    assert found.outcome == "unscored"  # a final score out of 0 says nothing
+    assert found.turns == 9
+
+
+def test_the_instruction_becomes_the_first_user_message_when_the_history_has_none():
+    run_import(SDK_OUTPUT)
+    conversation = instance("safety-misconfig").conversation
+    assert conversation.event_count == 18 + 1
+    first = conversation.events.order_by("seq").first()
+    assert (first.kind, first.source) == ("MessageEvent", "user")
+    assert first.summary.startswith("# Task")
+    assert conversation.head.event_id == rows(SDK_OUTPUT)[0]["history"][-1]["id"]
+
+
+def test_the_run_is_named_after_its_folder_when_the_file_is_output_jsonl():
+    run_import(SDK_OUTPUT)
+    assert Run.objects.get().name == "evaluation"
+
+
+def test_a_history_that_has_a_user_message_gets_no_instruction_added():
+    run_import(PARALLEL_PENDING)
+    conversation = instance("parallel-with-invalid-call").conversation
+    assert conversation.event_count == len(rows(PARALLEL_PENDING)[0]["history"])
+
+
+def test_parallel_calls_and_unfinished_actions_are_read_as_in_a_folder():
+    run_import(PARALLEL_PENDING)
+    parallel = instance("parallel-with-invalid-call")
+    pending = instance("confirmation-pending")
+    assert parallel.outcome == "resolved" and pending.outcome == "failed"
+    assert (parallel.conversation.pending_count, parallel.conversation.mismatch_count) == (0, 0)
+    assert pending.conversation.pending_count == 2
+    assert parallel.turns == 3  # the three LLM responses that made tool calls, one of them with 3 calls
+    assert parallel.failures == 2  # the invalid call and its AgentErrorEvent
+    assert parallel.conversation.prompt_tokens == 20711
+    assert parallel.conversation.usages.count() == 3
+
+
+def test_importing_an_evaluation_output_again_changes_nothing():
+    run_import(SDK_OUTPUT)
+    ids = sorted(Conversation.objects.values_list("conversation_id", flat=True))
+    out = run_import(SDK_OUTPUT)
+    assert "nothing new" in out
+    assert sorted(Conversation.objects.values_list("conversation_id", flat=True)) == ids
+    assert Run.objects.count() == 1 and Instance.objects.count() == 2
+
+
+def test_a_row_that_grew_resyncs_its_conversation(tmp_path):
+    data = rows(PARALLEL_PENDING)
+    full = data[0]["history"]
+    data[0]["history"] = full[:6]
+    write_rows(tmp_path / "run.jsonl", data)
+    run_import(tmp_path / "run.jsonl")
+    before = instance("parallel-with-invalid-call").conversation.conversation_id
+    data[0]["history"] = full
+    write_rows(tmp_path / "run.jsonl", data)
+    out = run_import(tmp_path / "run.jsonl")
+    conversation = instance("parallel-with-invalid-call").conversation
+    assert conversation.conversation_id == before
+    assert conversation.event_count == len(full)
+    assert f"{len(full) - 6} new of {len(full)}" in out
+
+
+def test_secrets_in_the_metadata_are_never_stored_or_shown(user_client):
+    run_import(PARALLEL_PENDING)
+    run = Run.objects.get()
+    assert run.metadata["llm"]["api_key"] == "********"
+    page = user_client.get(run.get_absolute_url()).content.decode()
+    assert "sk-fixture-not-a-real-key" not in page
+    assert "sk-fixture-not-a-real-key" not in json.dumps(run.metadata)
+
+
+# V0
+
+
+def test_a_v0_evaluation_output_imports_as_linear_conversations():
+    run_import(V0_OUTPUT, "--run", "pony")
+    found = instance("ponylang__ponyc-4595")
+    conversation = found.conversation
+    history = rows(V0_OUTPUT)[0]["history"]
+    assert conversation.event_count == len(history)
+    assert conversation.leaf_count == 1
+    assert list(conversation.events.order_by("seq").values_list("event_id", flat=True)) == [
+        str(e["id"]) for e in history
+    ]
+    assert conversation.head.event_id == str(history[-1]["id"])
+    assert (conversation.pending_count, conversation.mismatch_count) == (0, 0)
+    assert conversation.model == "openai/openrouter-llama-4-maverick"
+    assert conversation.prompt_tokens is not None and conversation.usages.exists()
+    assert found.outcome == "unscored"  # only the patch, before SWE-bench scored it
+    assert instance("ponylang__ponyc-4588").outcome == "error"
+
+
+def test_a_v0_observation_answers_the_action_its_cause_names():
+    run_import(V0_OUTPUT)
+    conversation = instance("ponylang__ponyc-4595").conversation
+    action = conversation.events.get(event_id="5")
+    answer = conversation.events.get(event_id="6")
+    assert (action.kind, action.payload_kind, action.tool_name) == ("ActionEvent", "ExecuteBashAction", "execute_bash")
+    assert (answer.kind, answer.action_id, answer.tool_call_id) == ("ObservationEvent", "5", action.tool_call_id)
+    assert action.llm_response_id.startswith("gen-")
+
+
+def test_a_v0_event_is_kept_whole_in_its_stored_json():
+    run_import(V0_TRAJECTORY)
+    conversation = Conversation.objects.get()
+    stored = json.loads(conversation.events.get(event_id="3").payload.raw)
+    original = json.loads(V0_TRAJECTORY.read_text())[1]
+    assert stored["v0"] == original
+
+
+def test_a_v0_trajectory_export_imports_and_reads_like_a_conversation(user_client):
+    run_import(V0_TRAJECTORY)
+    conversation = Conversation.objects.get()
+    assert conversation.title.startswith("Please create a simple 2048 game")
+    assert conversation.event_count == 4 and conversation.pending_count == 0
+    page = user_client.get(conversation.get_absolute_url())
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "/workspace/game_2048.py" in text
+    assert "str_replace_editor" in text
+
+
+def test_a_mismatched_cause_is_reported_by_cause(tmp_path):
+    events = json.loads(V0_TRAJECTORY.read_text())
+    events[2]["cause"] = 0  # the edit's result says it answers the user's message
+    (tmp_path / "traj.json").write_text(json.dumps(events))
+    run_import(tmp_path / "traj.json")
+    conversation = Conversation.objects.get()
+    assert conversation.mismatch_count == 1
+    assert conversation.pending_count == 1  # the edit now waits for its result
+
+
+def test_parallel_v0_calls_of_one_response_are_one_turn(tmp_path):
+    events = json.loads(V0_TRAJECTORY.read_text())
+    second = json.loads(json.dumps(events[1]))
+    second["id"] = 7
+    second["tool_call_metadata"]["tool_call_id"] = "toolu_second"
+    events.insert(2, second)
+    (tmp_path / "traj.json").write_text(json.dumps(events))
+    run_import(tmp_path / "traj.json")
+    conversation = Conversation.objects.get()
+    response = second["tool_call_metadata"]["model_response"]["id"]
+    assert list(conversation.events.filter(llm_response_id=response).values_list("event_id", flat=True)) == ["3", "7"]
+    assert conversation.pending_count == 1  # the second call got no result
+
+
+# The app server's layout
+
+
+def test_a_whole_openhands_folder_finds_both_kinds():
+    out = run_import(APP_HOME)
+    assert len(out.splitlines()) == 3
+    v1 = Conversation.objects.get(conversation_id="cacbc37bb14848e78a86c44fd00affdb")
+    assert v1.event_count == 12 and (v1.pending_count, v1.mismatch_count) == (0, 0)
+    assert Conversation.objects.filter(conversation_id="4345f259c7c242cab92798bf82ce4b7f").exists()
+
+
+def test_app_server_head_is_the_last_event_by_the_sdk_rule():
+    run_import(APP_HOME / "v1_conversations")
+    conversation = Conversation.objects.get(conversation_id="0eb8b4d7d1a14751b2b449213c4127d1")
+    batch = json.loads(
+        (APP_HOME / "v1_conversations" / conversation.conversation_id / "events_batch" / "0001.json").read_text()
+    )
+    expected = [e for e in batch if e["kind"] not in ("ConversationStateUpdateEvent", "ConversationErrorEvent")][-1]
+    assert conversation.head.event_id == expected["id"]
+    assert conversation.event_count == 6 and conversation.pending_count == 2
+
+
+def test_app_server_events_are_ordered_by_timestamp_not_file_name(tmp_path):
+    shutil.copytree(APP_HOME / "v1_conversations", tmp_path / "v1_conversations")
+    run_import(tmp_path)
+    conversation = Conversation.objects.get(conversation_id="cacbc37bb14848e78a86c44fd00affdb")
+    stamps = list(conversation.events.order_by("seq").values_list("timestamp", flat=True))
+    assert stamps == sorted(stamps)
+
+
+# Bad input, one line per problem naming file, row and event; nothing written
+
+
+def test_a_bad_event_in_a_row_names_the_file_row_instance_and_event(tmp_path):
+    data = rows(PARALLEL_PENDING)
+    data[1]["history"][2]["kind"] = 7
+    path = write_rows(tmp_path / "run.jsonl", data)
+    (line,) = refused(path)
+    assert f"{path}: row 2 (instance confirmation-pending), history[2]: event {data[1]['history'][2]['id']}" in line
+    assert '"kind"' in line
+
+
+@pytest.mark.parametrize(
+    ("row", "expected"),
+    [
+        ({"instance_id": "", "history": []}, '"instance_id" must be a non-empty string'),
+        ({"instance_id": "x", "history": {}}, '"history" must be an array of events'),
+    ],
+)
+def test_a_bad_row_is_refused_naming_its_line(tmp_path, row, expected):
+    data = rows(SDK_OUTPUT)
+    path = write_rows(tmp_path / "run.jsonl", [*data, row])
+    (line,) = refused(path)
+    assert line.startswith(f"{path}: row 3") and expected in line
+
+
+def test_a_row_that_is_not_json_is_refused_naming_its_line(tmp_path):
+    path = tmp_path / "run.jsonl"
+    path.write_text(SDK_OUTPUT.read_text() + "{not json\n")
+    (line,) = refused(path)
+    assert line.startswith(f"{path}: row 3")
+
+
+def test_one_instance_in_two_rows_is_refused(tmp_path):
+    data = rows(SDK_OUTPUT)
+    path = write_rows(tmp_path / "run.jsonl", [*data, data[0]])
+    (line,) = refused(path)
+    assert "row 3 (instance safety-misconfig): instance safety-misconfig is also row 1" in line
+
+
+def test_a_bad_v0_event_names_the_file_and_event(tmp_path):
+    events = json.loads(V0_TRAJECTORY.read_text())
+    events.append({"id": 3, "action": "finish", "source": "agent", "args": {}})
+    path = tmp_path / "traj.json"
+    path.write_text(json.dumps(events))
+    (line,) = refused(path)
+    assert line.startswith(f"{path}[4]: event 3: duplicate event id")
+
+
+def test_a_bad_v0_row_names_the_row_and_event(tmp_path):
+    data = rows(V0_OUTPUT)[:1]
+    data[0]["history"][3]["id"] = 2
+    path = write_rows(tmp_path / "v0.jsonl", data)
+    lines = refused(path)
+    assert any(
+        "row 1 (instance ponylang__ponyc-4595), history[3]: event 2: duplicate event id" in line for line in lines
+    )
+
+
+def test_a_bad_app_server_event_names_its_file(tmp_path):
+    shutil.copytree(APP_HOME / "v1_conversations", tmp_path / "v1_conversations")
+    broken = next((tmp_path / "v1_conversations" / "cacbc37bb14848e78a86c44fd00affdb").glob("*.json"))
+    broken.write_text("{")
+    (line,) = refused(tmp_path)
+    assert line.startswith(f"{tmp_path}/v1_conversations/cacbc37bb14848e78a86c44fd00affdb/{broken.name}")
+
+
+# Pages
+
+
+def test_the_run_page_lists_instances_with_outcome_and_counts(user_client):
+    run_import(PARALLEL_PENDING, "--run", "fixtures")
+    response = user_client.get("/runs/fixtures/")
+    table = text_of(response.content.decode(), "instance-table")
+    assert "all 2" in table and "resolved 1" in table and "failed 1" in table
+    assert "parallel-with-invalid-call resolved" in table
+    assert "confirmation-pending failed 2" in table  # two problems: the pending actions
+
+
+def test_the_run_page_filters_by_outcome_and_text_in_the_url(user_client):
+    run_import(PARALLEL_PENDING, "--run", "fixtures")
+    failed = text_of(user_client.get("/runs/fixtures/?outcome=failed").content.decode(), "instance-table")
+    assert "confirmation-pending" in failed and "parallel-with-invalid-call" not in failed
+    found = text_of(user_client.get("/runs/fixtures/?q=parallel").content.decode(), "instance-table")
+    assert "parallel-with-invalid-call" in found and "confirmation-pending" not in found
+
+
+def test_the_run_page_sorts_by_tokens(user_client):
+    run_import(PARALLEL_PENDING, "--run", "fixtures")
+    table = text_of(user_client.get("/runs/fixtures/?sort=tokens&dir=desc").content.decode(), "instance-table")
+    assert table.index("parallel-with-invalid-call") < table.index("confirmation-pending")
+    table = text_of(user_client.get("/runs/fixtures/?sort=tokens&dir=asc").content.decode(), "instance-table")
+    assert table.index("confirmation-pending") < table.index("parallel-with-invalid-call")
+
+
+def test_the_run_page_partial_has_no_html_element(user_client):
+    run_import(PARALLEL_PENDING, "--run", "fixtures")
+    response = user_client.get("/runs/fixtures/?outcome=resolved", HTTP_HX_REQUEST="true")
+    assert response.status_code == 200 and "<html" not in response.content.decode()
+    assert response["Vary"] and "HX-Request" in response["Vary"]
+
+
+@pytest.mark.parametrize("query", ["outcome=bogus", "sort=nope", "dir=up"])
+def test_a_bad_run_query_is_a_400(user_client, query):
+    run_import(SDK_OUTPUT, "--run", "x")
+    assert user_client.get(f"/runs/x/?{query}").status_code == 400
+
+
+def test_a_missing_run_is_a_404(user_client):
+    assert user_client.get("/runs/nope/").status_code == 404
+    assert user_client.get("/?run=nope").status_code == 404
+
+
+def test_the_runs_page_lists_runs_with_resolved_counts(user_client):
+    run_import(PARALLEL_PENDING, "--run", "fixtures")
+    run_import(SDK_OUTPUT, "--run", "safety")
+    text = text_of(user_client.get("/runs/").content.decode(), "run-list")
+    assert "fixtures" in text and "safety" in text
+    assert "fixtures tests/fixtures/evaluation/parallel-pending.jsonl 2 1" in text.replace(
+        str(FIXTURES.parent.parent) + "/", ""
+    )
+
+
+def test_the_conversation_list_filters_by_run(user_client):
+    run_import(PARALLEL_PENDING, "--run", "fixtures")
+    run_import(V0_TRAJECTORY)
+    text = text_of(user_client.get("/?run=fixtures").content.decode(), "conversation-table")
+    assert "Instances of run fixtures" in text
+    assert "parallel-with-invalid-call" in text and "2048" not in text
+
+
+def test_the_conversation_page_shows_the_instance_error_and_test_result(user_client):
+    run_import(V0_OUTPUT, "--run", "pony")
+    conversation = instance("ponylang__ponyc-4588").conversation
+    text = text_of(user_client.get(conversation.get_absolute_url()).content.decode(), "instance")
+    assert "error instance ponylang__ponyc-4588 of run pony" in text
+    assert "Agent reached maximum iteration" in text
+    assert "git_patch" in text
+
+
+def test_compare_lists_the_instances_that_flipped(user_client, tmp_path):
+    data = rows(PARALLEL_PENDING)
+    write_rows(tmp_path / "a.jsonl", data)
+    data[0]["test_result"] = {"resolved": False}
+    data[1]["test_result"] = {"resolved": True}
+    write_rows(tmp_path / "b.jsonl", data)
+    run_import(tmp_path / "a.jsonl")
+    run_import(tmp_path / "b.jsonl")
+    response = user_client.get("/runs/compare/?a=a&b=b")
+    text = text_of(response.content.decode(), "run-comparison")
+    assert "Resolved in B, not in A (1) confirmation-pending A: failed B: resolved" in text
+    assert "Resolved in A, not in B (1) parallel-with-invalid-call A: resolved B: failed" in text
+    assert user_client.get("/runs/compare/?a=a").status_code == 400
+    assert user_client.get("/runs/compare/?a=a&b=zzz").status_code == 404

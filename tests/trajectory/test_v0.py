@@ -1,0 +1,80 @@
+"""V0 events in the SDK's shapes, on the real V0 files in tests/fixtures/v0."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from eventviewer.trajectory import kinds, v0
+from eventviewer.trajectory.events import describe
+from eventviewer.trajectory.pairing import pair
+from eventviewer.trajectory.tree import Entry, build_tree
+
+V0_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "v0"
+
+
+def history() -> list[dict]:
+    return json.loads((V0_FIXTURES / "output.jsonl").read_text().splitlines()[0])["history"]
+
+
+def converted() -> list[dict]:
+    return list(v0.convert_all(history()))
+
+
+def test_every_event_of_a_real_v0_run_is_described():
+    lights = [describe(e) for e in converted()]
+    assert [light.event_id for light in lights] == [str(e["id"]) for e in history()]
+    found = {light.kind for light in lights}
+    assert {kinds.SYSTEM_PROMPT, kinds.MESSAGE, kinds.ACTION, kinds.OBSERVATION} <= found
+    assert kinds.UNKNOWN not in found
+
+
+def test_a_v0_run_is_one_line_without_parents():
+    lights = [describe(e) for e in converted()]
+    tree = build_tree(Entry(seq, light.event_id, light.kind, light.parent_ref) for seq, light in enumerate(lights))
+    assert max(tree.depth.values()) == len(lights) - 1
+
+
+def test_results_pair_by_cause_and_nothing_is_left_pending():
+    lights = [light._replace(seq=seq) for seq, light in enumerate(describe(e) for e in converted())]
+    pairing = pair(lights)
+    assert pairing.pending == [] and pairing.mismatched == {}
+    causes = {str(e["id"]): str(e["cause"]) for e in history() if "observation" in e and e.get("cause") is not None}
+    assert {r: a for r, a in pairing.answers.items() if r in causes} == causes
+
+
+def test_a_run_command_and_its_output_read_as_terminal_events():
+    events = {e["id"]: e for e in converted()}
+    action, result = events["5"], events["6"]
+    assert action["action"]["kind"] == "ExecuteBashAction"
+    assert action["action"]["command"] == "ls -l /workspace/ponylang__ponyc__0.1"
+    assert "thought" not in action["action"]
+    assert action["thought"][0]["text"].startswith("The task involves")
+    assert result["observation"]["exit_code"] == 0
+    assert result["observation"]["content"][0]["text"].startswith("total 300")
+
+
+def test_a_failed_edit_is_a_tool_error_and_a_finish_waits_for_nothing():
+    events = {e["id"]: e for e in converted()}
+    assert describe(events["28"]).failure == kinds.TOOL_ERROR_FAILURE
+    finish = describe(events["49"])
+    assert finish.payload_kind == "FinishAction" and not finish.executable
+
+
+def test_an_error_observation_is_an_agent_error():
+    rows = (V0_FIXTURES / "output.jsonl").read_text().splitlines()
+    events = {e["id"]: e for e in v0.convert_all(json.loads(rows[1])["history"])}
+    assert describe(events["55"]).kind == kinds.AGENT_ERROR
+
+
+def test_the_v0_event_is_kept_and_what_is_not_v0_passes_through():
+    event = history()[5]
+    assert v0.Converter().convert(event)[v0.V0_KEY] == event
+    sdk = {"id": "a", "kind": "MessageEvent"}
+    assert v0.Converter().convert(sdk) is sdk
+    assert not v0.is_v0_event({"id": True, "action": "run"})
+
+
+def test_metrics_are_the_last_accumulated_ones():
+    metrics = v0.metrics_of(history())
+    assert metrics is not None and metrics["accumulated_token_usage"]["prompt_tokens"] == 565158
