@@ -19,6 +19,7 @@ from django.http import Http404
 from django.urls import reverse
 from django.utils import timezone
 
+from eventviewer import search
 from eventviewer.trajectory import files, kinds
 from eventviewer.trajectory.cards import Card
 from eventviewer.trajectory.events import SUMMARY_LENGTH, Light, one_line
@@ -89,6 +90,7 @@ class Conversation(models.Model):
     head_path_length = models.PositiveIntegerField(default=0)  # events on the HEAD branch
     pending_count = models.PositiveIntegerField(default=0)
     mismatch_count = models.PositiveIntegerField(default=0)
+    failure_count = models.PositiveIntegerField(default=0)  # events of any branch recording a failure
     skeleton = models.JSONField(default=dict, blank=True)  # see trajectory.skeleton
     # A sub-agent's conversation: the parent it ran for, and the `task` call that started it.
     parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="subagents")
@@ -181,6 +183,7 @@ class Conversation(models.Model):
         self.head_path_length = head_branch.length if head_branch else 0
         self.pending_count = len(head_branch.pairing.pending) if head_branch else 0
         self.mismatch_count = len(head_branch.pairing.mismatched) if head_branch else 0
+        self.failure_count = self.events.exclude(failure="").count()
         self.updated_at = timezone.now()
         self.save()
 
@@ -559,6 +562,7 @@ def _delete_rows(events: models.QuerySet) -> int:
     delete() would load every event to cascade by hand what the caller already handles."""
     sql, params = events.values("pk").query.sql_with_params()
     with connection.cursor() as cursor:
+        search.delete(cursor, sql, params)
         cursor.execute(f"DELETE FROM {EventPayload._meta.db_table} WHERE event_id IN ({sql})", params)
         cursor.execute(f"DELETE FROM {Event._meta.db_table} WHERE id IN ({sql})", params)
         return cursor.rowcount
