@@ -188,3 +188,22 @@ class ExportForm(forms.Form):
     leaf = EventIdField()
     format = forms.ChoiceField(choices=[(f, f) for f in FORMATS])
     view = forms.ChoiceField(choices=[("full", "full"), ("model", "model")], required=False)
+
+
+class SearchForm(forms.Form):
+    """A search inside a conversation: the query (``q``), and the filters: an event kind,
+    a tool, failures only (``problems=1``), the branch of ``leaf`` only (``branch=this``)."""
+
+    q = forms.CharField(max_length=200, required=False, strip=False)
+    kind = forms.CharField(max_length=100, required=False)
+    tool = forms.CharField(max_length=255, required=False)
+    problems = forms.BooleanField(required=False)
+    leaf = EventIdField()
+    branch = forms.ChoiceField(choices=[("", "all"), ("this", "this")], required=False)
+    page = forms.IntegerField(min_value=1, required=False)
+
+    def clean(self):
+        data = super().clean()
+        if data.get("branch") == "this" and not data.get("leaf"):
+            raise forms.ValidationError("branch=this needs the branch: give leaf=<event-id>")
+        return data

@@ -19,12 +19,12 @@ from django.http import Http404
 from django.urls import reverse
 from django.utils import timezone
 
-from eventviewer import search
 from eventviewer.trajectory import files, kinds
 from eventviewer.trajectory.cards import Card
 from eventviewer.trajectory.events import SUMMARY_LENGTH, Light, one_line
 from eventviewer.trajectory.pairing import Pairing, referenced_actions
 from eventviewer.trajectory.reading import Reading, read
+from eventviewer.trajectory.search import branch_leaves
 from eventviewer.trajectory.skeleton import Node, build_skeleton, event_label
 from eventviewer.trajectory.usage import Usage, total_of
 from eventviewer.trajectory.view import Condensed
@@ -377,6 +377,17 @@ class Conversation(models.Model):
         columns = ("event_id", "pk", "parent_id", "effect", "timestamp")
         return [files.Ran(*row) for row in self.events.exclude(effect="").order_by("seq").values_list(*columns)]
 
+    def search_leaves(self) -> dict[int, int]:
+        """Each tree event's pk -> the pk of the leaf whose branch a search result on it
+        opens (see ``search.branch_leaves``): kept per process until the next import."""
+        return _cached(f"leaves:{self.pk}:{self.updated_at.timestamp()}:{self.head_id}", self._search_leaves)
+
+    def _search_leaves(self) -> dict[int, int]:
+        rows = self.events.filter(depth__isnull=False).values_list("pk", "parent_id", "seq", "kind")
+        return branch_leaves(
+            [(pk, parent, seq, kind in kinds.SIDE_KINDS) for pk, parent, seq, kind in rows], self.head_id
+        )
+
     def _parents(self) -> dict[int, int | None]:
         return dict(self.events.filter(depth__isnull=False).values_list("pk", "parent_id"))
 
@@ -562,7 +573,6 @@ def _delete_rows(events: models.QuerySet) -> int:
     delete() would load every event to cascade by hand what the caller already handles."""
     sql, params = events.values("pk").query.sql_with_params()
     with connection.cursor() as cursor:
-        search.delete(cursor, sql, params)
         cursor.execute(f"DELETE FROM {EventPayload._meta.db_table} WHERE event_id IN ({sql})", params)
         cursor.execute(f"DELETE FROM {Event._meta.db_table} WHERE id IN ({sql})", params)
         return cursor.rowcount

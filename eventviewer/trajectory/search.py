@@ -255,3 +255,28 @@ def snippet(text: str, query: Query, width: int = SNIPPET_CHARS) -> list[tuple[s
     if end < len(flat):
         pieces.append(("…", False))
     return pieces
+
+
+def branch_leaves(nodes: list[tuple[int, int | None, int, bool]], head: int | None) -> dict[int, int]:
+    """For each tree node (pk, parent pk, seq, is it a side event), the leaf of the branch
+    a search result on it opens: HEAD's when the node is on HEAD's branch, else the most
+    recent leaf below it. A side event (a hook) opens its parent's."""
+    parent_of = {pk: parent for pk, parent, _, _ in nodes}
+    seq_of = {pk: seq for pk, _, seq, _ in nodes}
+    best: dict[int, int] = {}
+    for pk, parent, _, side in sorted(nodes, key=lambda n: n[2], reverse=True):
+        if side:
+            continue
+        leaf = best.setdefault(pk, pk)
+        if parent is not None and (parent not in best or seq_of[leaf] > seq_of[best[parent]]):
+            best[parent] = leaf
+    node = head
+    for _ in range(len(parent_of)):
+        if node is None:
+            break
+        best[node] = head
+        node = parent_of.get(node)
+    for pk, parent, _, side in sorted(nodes, key=lambda n: n[2]):
+        if side and parent is not None and parent in best:
+            best[pk] = best[parent]
+    return best

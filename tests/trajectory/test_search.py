@@ -7,6 +7,7 @@ import pytest
 from eventviewer.trajectory.search import (
     EVENT_CHARS,
     QueryError,
+    branch_leaves,
     event_text,
     index_text,
     marked,
@@ -92,3 +93,13 @@ def test_a_snippet_is_cut_around_the_first_match():
 def test_a_snippet_keeps_hostile_text_as_text():
     pieces = snippet("<script>alert(1)</script> boom", parse_query("script"))
     assert "".join(p for p, _ in pieces) == "<script>alert(1)</script> boom"
+
+
+def test_a_result_opens_head_s_branch_or_the_newest_leaf_below_it():
+    #   1 - 2 - 3 (HEAD)
+    #        \- 4 - 5
+    #            \- 6 (newest)   7: a hook beside 4
+    nodes = [(1, None, 1, False), (2, 1, 2, False), (3, 2, 3, False), (4, 2, 4, False), (5, 4, 5, False)]
+    nodes += [(6, 4, 6, False), (7, 4, 7, True)]
+    leaves = branch_leaves(nodes, head=3)
+    assert leaves == {1: 3, 2: 3, 3: 3, 4: 6, 5: 5, 6: 6, 7: 6}
