@@ -32,14 +32,33 @@ class ConversationListForm(forms.Form):
         "branches": "leaf_count",
         "pending": "pending_count",
         "mismatched": "mismatch_count",
+        "failures": "failure_count",
         "tokens": "tokens",  # annotated: prompt + completion
         "cost": "cost",
         "duration": "duration",
     }
     q = forms.CharField(max_length=200, required=False)
+    status = forms.CharField(max_length=40, required=False)
+    model = forms.CharField(max_length=200, required=False)
+    agent = forms.CharField(max_length=100, required=False)
+    problems = forms.BooleanField(required=False)  # pending or mismatched on HEAD's branch
+    failures = forms.BooleanField(required=False)  # an event recording a failure, on any branch
+    # "from"/"to" are Python keywords: the fields take their names in ``add_prefix``.
+    imported_from = forms.DateField(required=False)
+    imported_to = forms.DateField(required=False)
     sort = forms.ChoiceField(choices=[(k, k) for k in SORTS], required=False)
     dir = forms.ChoiceField(choices=[("asc", "asc"), ("desc", "desc")], required=False)
     page = forms.IntegerField(min_value=1, required=False)
+
+    def add_prefix(self, field_name: str) -> str:
+        return {"imported_from": "from", "imported_to": "to"}.get(field_name, field_name)
+
+    def clean(self):
+        data = super().clean()
+        start, end = data.get("imported_from"), data.get("imported_to")
+        if start and end and start > end:
+            raise forms.ValidationError("from must not be after to")
+        return data
 
     def ordering(self) -> list[OrderBy]:
         """The list's order; conversations without the figure (no stats) come last either way."""

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import BadRequest
 from django.db import connection
 
-from eventviewer.trajectory.search import Query
+from eventviewer.trajectory.search import Query, QueryError, parse_query
 
 TABLE = "eventviewer_eventtext"
 MAX_HITS = 5000  # matches read per search, best first; more are counted as "5,000+"
@@ -37,6 +38,14 @@ POSTGRESQL_SCHEMA = [
     # Searches: tsv @@ query, within a conversation or across all of them.
     f"CREATE INDEX eventtext_tsv_idx ON {TABLE} USING gin (tsv)",
 ]
+
+
+def parsed(text: str) -> Query:
+    """The query, or a 400 saying what is wrong with it."""
+    try:
+        return parse_query(text)
+    except QueryError as e:
+        raise BadRequest(f"Bad query: q: {e}") from None
 
 
 def schema(vendor: str) -> list[str]:

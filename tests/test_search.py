@@ -135,3 +135,29 @@ def test_the_list_searches_event_text_through_the_index(client, conversation, fo
     html = client.get("/", {"q": "frobnicate"}).content.decode()
     assert conversation.conversation_id[:12] in html and "cdcdcdcdcdcd" not in html
     assert client.get("/", {"q": '"open'}).status_code == 400
+
+
+def test_the_list_filters_by_status_model_agent_problems_failures_and_date(client, conversation, folder):
+    import_paths(
+        [(folder([message("z1", None, "calm")], {"execution_status": "finished"}, conversation_id="cd" * 16), "t")]
+    )
+    Conversation.objects.filter(conversation_id="cd" * 16).update(model="gpt-x", agent_kind="Agent")
+
+    def listed(**params):
+        html = client.get("/", params).content.decode()
+        assert client.get("/", params).status_code == 200
+        return {cid for cid in ("ab" * 16, "cd" * 16) if cid[:12] in html}
+
+    assert listed() == {"ab" * 16, "cd" * 16}
+    assert listed(status="finished") == {"cd" * 16}
+    assert listed(model="gpt-x") == {"cd" * 16}
+    assert listed(agent="Agent", q="calm") == {"cd" * 16}
+    assert listed(failures="1") == {"ab" * 16}  # its agent error
+    assert listed(**{"from": "2000-01-01", "to": "2000-01-02"}) == set()
+    assert listed(**{"from": "2000-01-01"}) == {"ab" * 16, "cd" * 16}
+    assert listed(sort="failures", dir="desc", failures="1") == {"ab" * 16}
+    assert client.get("/", {"from": "2001-01-02", "to": "2001-01-01"}).status_code == 400
+    assert client.get("/", {"from": "yesterday"}).status_code == 400
+    # Paging and sorting keep the filters.
+    html = client.get("/", {"status": "finished", "sort": "title"}).content.decode()
+    assert "status=finished&amp;sort=events" in html

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime, time, timedelta
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -10,13 +12,15 @@ from django.core.exceptions import BadRequest
 from django.core.paginator import Paginator
 from django.db import transaction
 from django.db.models import F, Prefetch, Q
+from django.db.models.expressions import RawSQL
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from eventviewer import tasks
+from eventviewer import search, tasks
 from eventviewer.forms import ConversationListForm, EventForm, HeadForm, PathForm, ShareForm
 from eventviewer.lookups import checked, get_conversation, get_event, get_leaf, valid
 from eventviewer.models import Conversation, ConversationState, Event, unpack
@@ -36,6 +40,7 @@ LIST_COLUMNS = [
     ("branches", "Branches"),
     ("pending", "Pending"),
     ("mismatched", "Mismatched"),
+    ("failures", "Failures"),
     ("tokens", "Tokens"),
     ("cost", "Cost"),
     ("duration", "Duration"),
@@ -136,36 +141,72 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
     return render(request, "conversations/detail.html", context)
 
 
-@require_safe
-@vary_on_headers("HX-Request")
-def conversation_list(request: HttpRequest) -> HttpResponse:
-    form = checked(ConversationListForm(request.GET))
-    q = form.cleaned_data["q"].strip()
+def _listed(params: dict):
+    """The conversations the list's query and filters select."""
+    q = params["q"].strip()
     # Sub-agents are listed under their parent; a search finds them too.
     conversations = Conversation.objects.shown()
     if not q:
         conversations = conversations.filter(parent__isnull=True)
-    conversations = conversations.annotate(tokens=F("prompt_tokens") + F("completion_tokens")).prefetch_related(
-        Prefetch("subagents", queryset=Conversation.objects.only("conversation_id", "title", "parent_id"))
-    )
     if q:
-        match = Q(title__icontains=q)
+        query = search.parsed(q)
+        match = Q(title__icontains=q) | Q(pk__in=RawSQL(*search.conversations_matching(query)))
         as_id = q.lower().replace("-", "")
         if as_id and all(c in "0123456789abcdef" for c in as_id):
             match |= Q(conversation_id__startswith=as_id)
         conversations = conversations.filter(match)
+    for name, column in (("status", "execution_status"), ("model", "model"), ("agent", "agent_kind")):
+        if params[name]:
+            conversations = conversations.filter(**{column: params[name]})
+    if params["problems"]:
+        conversations = conversations.filter(Q(pending_count__gt=0) | Q(mismatch_count__gt=0))
+    if params["failures"]:
+        conversations = conversations.filter(failure_count__gt=0)
+    zone = timezone.get_current_timezone()
+    if params["imported_from"]:
+        start = datetime.combine(params["imported_from"], time.min, zone)
+        conversations = conversations.filter(imported_at__gte=start)
+    if params["imported_to"]:
+        end = datetime.combine(params["imported_to"] + timedelta(days=1), time.min, zone)
+        conversations = conversations.filter(imported_at__lt=end)
+    return conversations
+
+
+def _choices(column: str) -> list[str]:
+    """The values a filter can take: those the listed conversations have."""
+    found = Conversation.objects.shown().exclude(**{column: ""}).values_list(column, flat=True)
+    return sorted(set(found.distinct()[:200]))
+
+
+@require_safe
+@vary_on_headers("HX-Request")
+def conversation_list(request: HttpRequest) -> HttpResponse:
+    form = checked(ConversationListForm(request.GET))
+    params = form.cleaned_data
+    conversations = _listed(params)
+    conversations = conversations.annotate(tokens=F("prompt_tokens") + F("completion_tokens")).prefetch_related(
+        Prefetch("subagents", queryset=Conversation.objects.only("conversation_id", "title", "parent_id"))
+    )
     conversations = conversations.order_by(*form.ordering()).defer("skeleton")
-    page = Paginator(conversations, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(form.cleaned_data["page"] or 1)
-    sort = form.cleaned_data["sort"] or "imported"
-    direction = form.cleaned_data["dir"] or ("asc" if sort == "title" else "desc")
+    page = Paginator(conversations, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(params["page"] or 1)
+    sort = params["sort"] or "imported"
+    direction = params["dir"] or ("asc" if sort == "title" else "desc")
     columns = []
     for key, label in LIST_COLUMNS:
         natural = "asc" if key == "title" else "desc"
         flipped = {"asc": "desc", "desc": "asc"}[direction]
         columns.append((key, label, key not in ("title", "status", "imported"), flipped if key == sort else natural))
+    filtered = any(params[k] for k in ("q", "status", "model", "agent", "problems", "failures")) or any(
+        params[k] for k in ("imported_from", "imported_to")
+    )
     context = {
         "page": page,
-        "q": q,
+        "q": params["q"].strip(),
+        "params": params,
+        "filtered": filtered,
+        "statuses": _choices("execution_status"),
+        "models": _choices("model"),
+        "agents": _choices("agent_kind"),
         "sort": sort,
         "dir": direction,
         "columns": columns,

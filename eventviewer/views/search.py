@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
-from django.core.exceptions import BadRequest
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
@@ -19,18 +18,10 @@ from eventviewer.models import Conversation, Event
 from eventviewer.scope import Scope
 from eventviewer.trajectory import kinds
 from eventviewer.trajectory.events import Light
-from eventviewer.trajectory.search import Query, QueryError, event_text, parse_query, snippet
+from eventviewer.trajectory.search import Query, event_text, snippet
 from eventviewer.views.share import shared_view
 
 PER_PAGE = 50
-
-
-def parsed(text: str) -> Query:
-    """The query, or a 400 saying what is wrong with it."""
-    try:
-        return parse_query(text)
-    except QueryError as e:
-        raise BadRequest(f"Bad query: q: {e}") from None
 
 
 @dataclass
@@ -76,7 +67,7 @@ class Results:
 
 def run_search(scope: Scope, params: dict) -> Results:
     conversation = scope.conversation
-    query = parsed(params["q"])
+    query = search.parsed(params["q"])
     pks = search.hits(conversation.pk, query, params["kind"], params["tool"], params["problems"])
     if params["branch"] == "this":
         leaf = get_leaf(conversation, params["leaf"])
