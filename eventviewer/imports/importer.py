@@ -280,7 +280,7 @@ class _Writer:
         self.late: list[str] = []  # new events written before their parent was placed
         self.rows: list[tuple] = []
         self.payloads: list[tuple[int, bytes]] = []
-        self.texts: list[tuple[int, int, str]] = []  # (pk, conversation pk, words) for the search index
+        self.texts: list[tuple[int, int, str]] = []  # (pk, conversation pk, text) for the search index
         self.ids: Iterator[int] = iter(())
         self.reserved = 0  # the highest primary key handed out so far
         self.outcome_of: dict[str, str] = {}  # how a branch ending at each event ends
@@ -374,8 +374,8 @@ class _Writer:
             self.lights[event_id] = light._replace(summary="", timestamp="")
         self.rows.append((self.conversation.pk, event.digest, *light))
         self.payloads.append((pk, event.packed))
-        if event.words:
-            self.texts.append((pk, self.conversation.pk, event.words))
+        if event.text:
+            self.texts.append((pk, self.conversation.pk, event.text))
         self.added += 1
         if len(self.rows) >= BATCH_SIZE:
             self._flush()

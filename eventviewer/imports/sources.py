@@ -32,7 +32,7 @@ from eventviewer.models import pack
 from eventviewer.trajectory import kinds
 from eventviewer.trajectory.events import Light, describe, title_of
 from eventviewer.trajectory.ids import normalize_conversation_id
-from eventviewer.trajectory.search import event_text, index_text
+from eventviewer.trajectory.search import event_text
 
 SEARCH_DEPTH = 4  # how deep below PATH to look for conversation folders
 CHUNK = 256  # event files per task for the worker
@@ -68,7 +68,7 @@ class Parsed(NamedTuple):
     digest: str
     title: str = ""  # a user message's text: the conversation's title if it is the first
     status: str = ""  # a state update's execution_status
-    words: str = ""  # what the search index holds of it (trajectory.search.index_text)
+    text: str = ""  # what the search index holds of it (trajectory.search.event_text)
 
 
 def parse(event: RawEvent) -> Parsed:
@@ -86,8 +86,8 @@ def parse(event: RawEvent) -> Parsed:
         title = title_of(data)
     elif light.kind == kinds.STATE_UPDATE and data.get("key") == "execution_status":
         status = str(data.get("value") or "").replace("\x00", "")[:40]
-    words = index_text(event_text(data))
-    return Parsed(event.seq, event.where, light, "", pack(event.raw), digest, title, status, words)
+    text = event_text(data)
+    return Parsed(event.seq, event.where, light, "", pack(event.raw), digest, title, status, text)
 
 
 def _named(data: Any) -> str:

@@ -7,7 +7,7 @@ import orjson
 from django.db import migrations, models
 
 from eventviewer import search
-from eventviewer.trajectory.search import event_text, index_text
+from eventviewer.trajectory.search import event_text
 
 CHUNK = 1000
 
@@ -31,9 +31,9 @@ def create_index(apps, schema_editor):
         texts = []
         for pk, conversation in rows:
             if pk in packed:
-                words = index_text(event_text(orjson.loads(lz4.block.decompress(packed[pk]))))
-                if words:
-                    texts.append((pk, conversation, words))
+                text = event_text(orjson.loads(lz4.block.decompress(packed[pk])))
+                if text:
+                    texts.append((pk, conversation, text))
         with connection.cursor() as cursor:
             search.insert(connection, cursor.cursor, texts)
     Conversation = apps.get_model("eventviewer", "Conversation")

@@ -1,8 +1,8 @@
 """Full-text search: what of an event is searchable, the query language, and snippets.
 
 The index (SQLite FTS5 or PostgreSQL tsvector, see ``eventviewer.search``) holds each
-event's words as ``index_text`` writes them: letters and digits only, lower-cased,
-one space apart, so that both databases split them the same way. A query is parsed
+event's ``event_text``, split into words the way ``words`` splits them (runs of letters
+and digits, case folded) by both databases. A query is parsed
 here into terms (a word, a "phrase", a prefix*) and written out for either database;
 a snippet is cut from the event's own text and its matches marked, as plain pieces
 that the page escapes.
@@ -116,7 +116,8 @@ def event_text(data: Any, limit: int = EVENT_CHARS) -> str:
         for text in _content(observation.get("content")):
             take(text)
         take(observation.get("error"))
-    return "\n".join(pieces)
+    text = "\n".join(pieces)
+    return text.replace("\x00", " ") if "\x00" in text else text  # PostgreSQL refuses NUL
 
 
 def words(text: str) -> list[str]:
@@ -272,7 +273,7 @@ def branch_leaves(nodes: list[tuple[int, int | None, int, bool]], head: int | No
             best[parent] = leaf
     node = head
     for _ in range(len(parent_of)):
-        if node is None:
+        if node is None or head is None:
             break
         best[node] = head
         node = parent_of.get(node)
