@@ -8,6 +8,8 @@ from django.conf import settings
 from django.db.models import F, OrderBy
 from django.utils import timezone
 
+from eventviewer.trajectory.failures import CODES
+
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -79,6 +81,8 @@ class PathForm(forms.Form):
     before = EventIdField()
     after = EventIdField()
     view = forms.ChoiceField(choices=[("full", "full"), ("model", "model")], required=False)
+    problem = forms.ChoiceField(choices=[(code, code) for code in CODES], required=False)  # the list of one kind
+    hl = forms.CharField(max_length=200, required=False)  # words a search marks in the cards (app.js)
 
     def clean(self):
         data = super().clean()

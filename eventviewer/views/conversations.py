@@ -26,6 +26,7 @@ from eventviewer.lookups import checked, get_conversation, get_event, get_leaf, 
 from eventviewer.models import Conversation, ConversationState, Event, unpack
 from eventviewer.scope import Scope
 from eventviewer.trajectory import diagram
+from eventviewer.trajectory.failures import failures
 from eventviewer.trajectory.reading import Reading
 from eventviewer.trajectory.timeline import timeline_svg
 from eventviewer.trajectory.window import NotOnBranch, Span, problems_near, window
@@ -114,11 +115,13 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
         turns = branch_turns.display_turns(reading, view)
         span = _span(conversation, reading, turns, params)
         reasons = Reasons(scope, leaf, reading)
+        side = conversation.side_failures(list(reading.path))
+        found = failures(reading, side)
         context["window"] = span
-        context["rows"] = branch_turns.build_rows(conversation, reading, turns, span, leaf, reasons)
+        context["rows"] = branch_turns.build_rows(conversation, reading, turns, span, leaf, reasons, found)
         context["at"] = params["at"]
         context["branch_usage"] = conversation.usage_of(reading.path)
-        context["failures"], context["first_failure"] = branch_turns.failure_summary(conversation, reading, turns)
+        context["failures"], context["first_failure"] = branch_turns.failure_summary(conversation, found, turns)
         context["drift"] = conversation.workspace_drift(reading.path)
         context["timeline"] = mark_safe(  # built from escaped text only (trajectory.timeline)
             timeline_svg(
@@ -129,7 +132,10 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
         if request.htmx and (params["before"] or params["after"]) and not request.htmx.history_restore_request:
             partial = "earlier" if params["before"] else "later"
             return render(request, f"conversations/detail.html#{partial}", context)
-        context["problems"] = problem_lines(conversation, problems_near(reading, span), reading, reasons)
+        near = problems_near(reading, span, found=found, only=params.get("problem") or "")
+        context["problems"] = problem_lines(conversation, near, reading, reasons, side)
+        context["problem_filter"] = params.get("problem") or ""
+        context["problem_total"] = len(found.kinds)
     context["diagram"] = cached_diagram(scope, leaf, reading)
     context["legend"] = diagram.LEGEND
     context.update(branch_list(request, scope, reading))
