@@ -12,11 +12,13 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from eventviewer.forms import PathPageForm
+from eventviewer.forms import PathPageForm, SearchForm
 from eventviewer.lookups import get_conversation, get_leaf, valid
 from eventviewer.models import Conversation
+from eventviewer.scope import Scope
 from eventviewer.trajectory.projection import Message
 from eventviewer.trajectory.view import SUMMARY_SUFFIX
+from eventviewer.views.search import run_search
 
 
 def _json(body: dict, status: int = 200) -> HttpResponse:
@@ -164,4 +166,36 @@ def path(request: HttpRequest, conversation_id: str) -> HttpResponse:
         body["mismatched_observations"] = [
             {"id": eid, "code": m.code, "reason": m.reason} for eid, m in pairing.mismatched.items() if eid in in_page
         ]
+    return _json(body)
+
+
+@_read_only
+def search(request: HttpRequest, conversation_id: str) -> HttpResponse:
+    """The conversation's events that match ``q``, best first, a page of 50 at a time
+    (``page``), with the same filters as the search page."""
+    conversation = get_conversation(conversation_id)
+    params = valid(SearchForm, request.GET)
+    results = run_search(Scope(conversation), params)
+    body = {
+        "query": results.query.text,
+        "total": results.total,
+        "more": results.more,
+        "page": results.page,
+        "pages": results.pages,
+        "next": None,
+        "results": [
+            {
+                "event_id": hit.event.event_id,
+                "leaf": hit.leaf or None,
+                "kind": hit.event.kind,
+                "tool_name": hit.event.tool_name,
+                "failure": hit.event.failure,
+                "snippet": hit.snippet_text,
+                "url": request.build_absolute_uri(hit.href),
+            }
+            for hit in results.hits
+        ],
+    }
+    if results.page < results.pages:
+        body["next"] = "?" + urlencode({**request.GET.dict(), "page": results.page + 1})
     return _json(body)

@@ -9,6 +9,7 @@ from django.db.models import F, OrderBy
 from django.utils import timezone
 
 from eventviewer.trajectory import runs
+from eventviewer.trajectory.failures import CODES
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -34,15 +35,34 @@ class ConversationListForm(forms.Form):
         "branches": "leaf_count",
         "pending": "pending_count",
         "mismatched": "mismatch_count",
+        "failures": "failure_count",
         "tokens": "tokens",  # annotated: prompt + completion
         "cost": "cost",
         "duration": "duration",
     }
     q = forms.CharField(max_length=200, required=False)
+    status = forms.CharField(max_length=40, required=False)
+    model = forms.CharField(max_length=200, required=False)
+    agent = forms.CharField(max_length=100, required=False)
+    problems = forms.BooleanField(required=False)  # pending or mismatched on HEAD's branch
+    failures = forms.BooleanField(required=False)  # an event recording a failure, on any branch
+    # "from"/"to" are Python keywords: the fields take their names in ``add_prefix``.
+    imported_from = forms.DateField(required=False)
+    imported_to = forms.DateField(required=False)
     sort = forms.ChoiceField(choices=[(k, k) for k in SORTS], required=False)
     dir = forms.ChoiceField(choices=[("asc", "asc"), ("desc", "desc")], required=False)
     page = forms.IntegerField(min_value=1, required=False)
     run = forms.SlugField(max_length=200, required=False)  # only this evaluation run's instances
+
+    def add_prefix(self, field_name: str) -> str:
+        return {"imported_from": "from", "imported_to": "to"}.get(field_name, field_name)
+
+    def clean(self):
+        data = super().clean()
+        start, end = data.get("imported_from"), data.get("imported_to")
+        if start and end and start > end:
+            raise forms.ValidationError("from must not be after to")
+        return data
 
     def ordering(self) -> list[OrderBy]:
         """The list's order; conversations without the figure (no stats) come last either way."""
@@ -63,6 +83,8 @@ class PathForm(forms.Form):
     before = EventIdField()
     after = EventIdField()
     view = forms.ChoiceField(choices=[("full", "full"), ("model", "model")], required=False)
+    problem = forms.ChoiceField(choices=[(code, code) for code in CODES], required=False)  # the list of one kind
+    hl = forms.CharField(max_length=200, required=False)  # words a search marks in the cards (app.js)
 
     def clean(self):
         data = super().clean()
@@ -225,3 +247,22 @@ class RunCompareForm(forms.Form):
 
     a = forms.SlugField(max_length=200)
     b = forms.SlugField(max_length=200)
+
+
+class SearchForm(forms.Form):
+    """A search inside a conversation: the query (``q``), and the filters: an event kind,
+    a tool, failures only (``problems=1``), the branch of ``leaf`` only (``branch=this``)."""
+
+    q = forms.CharField(max_length=200, required=False, strip=False)
+    kind = forms.CharField(max_length=100, required=False)
+    tool = forms.CharField(max_length=255, required=False)
+    problems = forms.BooleanField(required=False)
+    leaf = EventIdField()
+    branch = forms.ChoiceField(choices=[("", "all"), ("this", "this")], required=False)
+    page = forms.IntegerField(min_value=1, required=False)
+
+    def clean(self):
+        data = super().clean()
+        if data.get("branch") == "this" and not data.get("leaf"):
+            raise forms.ValidationError("branch=this needs the branch: give leaf=<event-id>")
+        return data

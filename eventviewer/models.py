@@ -24,6 +24,7 @@ from eventviewer.trajectory.cards import Card
 from eventviewer.trajectory.events import SUMMARY_LENGTH, Light, one_line
 from eventviewer.trajectory.pairing import Pairing, referenced_actions
 from eventviewer.trajectory.reading import Reading, read
+from eventviewer.trajectory.search import branch_leaves
 from eventviewer.trajectory.skeleton import Node, build_skeleton, event_label
 from eventviewer.trajectory.usage import Usage, total_of
 from eventviewer.trajectory.view import Condensed
@@ -89,6 +90,7 @@ class Conversation(models.Model):
     head_path_length = models.PositiveIntegerField(default=0)  # events on the HEAD branch
     pending_count = models.PositiveIntegerField(default=0)
     mismatch_count = models.PositiveIntegerField(default=0)
+    failure_count = models.PositiveIntegerField(default=0)  # events of any branch recording a failure
     skeleton = models.JSONField(default=dict, blank=True)  # see trajectory.skeleton
     # A sub-agent's conversation: the parent it ran for, and the `task` call that started it.
     parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="subagents")
@@ -181,6 +183,7 @@ class Conversation(models.Model):
         self.head_path_length = head_branch.length if head_branch else 0
         self.pending_count = len(head_branch.pairing.pending) if head_branch else 0
         self.mismatch_count = len(head_branch.pairing.mismatched) if head_branch else 0
+        self.failure_count = self.events.exclude(failure="").count()
         self.updated_at = timezone.now()
         self.save()
 
@@ -373,6 +376,17 @@ class Conversation(models.Model):
     def _ran(self) -> list[files.Ran]:
         columns = ("event_id", "pk", "parent_id", "effect", "timestamp")
         return [files.Ran(*row) for row in self.events.exclude(effect="").order_by("seq").values_list(*columns)]
+
+    def search_leaves(self) -> dict[int, int]:
+        """Each tree event's pk -> the pk of the leaf whose branch a search result on it
+        opens (see ``search.branch_leaves``): kept per process until the next import."""
+        return _cached(f"leaves:{self.pk}:{self.updated_at.timestamp()}:{self.head_id}", self._search_leaves)
+
+    def _search_leaves(self) -> dict[int, int]:
+        rows = self.events.filter(depth__isnull=False).values_list("pk", "parent_id", "seq", "kind")
+        return branch_leaves(
+            [(pk, parent, seq, kind in kinds.SIDE_KINDS) for pk, parent, seq, kind in rows], self.head_id
+        )
 
     def _parents(self) -> dict[int, int | None]:
         return dict(self.events.filter(depth__isnull=False).values_list("pk", "parent_id"))

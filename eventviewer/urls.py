@@ -3,7 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from eventviewer import api
-from eventviewer.views import compare, conversations, events, exports, files, imports, live, runs, share, site
+from eventviewer.views import compare, conversations, events, exports, files, imports, live, runs, search, share, site
 
 app_patterns = [
     path("", conversations.conversation_list, name="conversation-list"),
@@ -18,6 +18,7 @@ app_patterns = [
     path("c/<str:conversation_id>/events/", events.event_detail, name="event-by-query"),  # ?id=. or ?id=..
     path("c/<str:conversation_id>/compare/", compare.branch_compare, name="compare"),
     path("c/<str:conversation_id>/files/", files.branch_files, name="files"),
+    path("c/<str:conversation_id>/search/", search.conversation_search, name="search"),
     path("c/<str:conversation_id>/export.zip", exports.export_zip, name="export-zip"),
     path("c/<str:conversation_id>/export/", exports.export_branch, name="export"),
     path("c/<str:conversation_id>/head/", conversations.set_head, name="set-head"),
@@ -33,6 +34,7 @@ app_patterns = [
     path("s/<str:token>/events/", share.shared_event, name="share-event-by-query"),
     path("s/<str:token>/compare/", compare.shared_compare, name="share-compare"),
     path("s/<str:token>/files/", files.shared_files, name="share-files"),
+    path("s/<str:token>/search/", search.shared_search, name="share-search"),
     path("s/<str:token>/export.zip", exports.shared_export_zip, name="share-export-zip"),
     path("s/<str:token>/export/", exports.shared_export, name="share-export"),
     path("s/<str:token>/sub/<str:subagent>/", share.shared_conversation, name="share-subagent"),
@@ -42,6 +44,7 @@ app_patterns = [
     path("s/<str:token>/live/", live.shared_live, name="share-live"),
     path("s/<str:token>/sub/<str:subagent>/compare/", compare.shared_compare, name="share-subagent-compare"),
     path("s/<str:token>/sub/<str:subagent>/files/", files.shared_files, name="share-subagent-files"),
+    path("s/<str:token>/sub/<str:subagent>/search/", search.shared_search, name="share-subagent-search"),
     path("s/<str:token>/sub/<str:subagent>/export.zip", exports.shared_export_zip, name="share-subagent-export-zip"),
     path("s/<str:token>/sub/<str:subagent>/export/", exports.shared_export, name="share-subagent-export"),
     path("compare/", compare.conversations_compare, name="compare-conversations"),
@@ -50,6 +53,7 @@ app_patterns = [
     path("runs/<slug:slug>/", runs.run_detail, name="run"),
     path("api/conversations/", api.conversations, name="api-conversations"),
     path("api/conversations/<str:conversation_id>/path/", api.path, name="api-path"),
+    path("api/conversations/<str:conversation_id>/search/", api.search, name="api-search"),
 ]
 
 urlpatterns = [

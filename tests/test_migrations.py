@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.db import connection
+from django.db.models import F
 from django.db.migrations.executor import MigrationExecutor
 
 from eventviewer.models import EventPayload
@@ -58,7 +59,9 @@ def test_base_states_move_to_their_own_table_and_back():
     Conversation.objects.create(conversation_id="b" * 32, base_state='{"id": "b", "n": 1.10}')
     Conversation.objects.create(conversation_id="c" * 32)
     migrate(BOUNDS)
-    assert [(s.conversation.conversation_id, s.raw) for s in ConversationState.objects.all()] == [
+    # Only the columns that exist at BOUNDS: later migrations add some to Conversation.
+    states = ConversationState.objects.annotate(conversation_key=F("conversation__conversation_id"))
+    assert [(s.conversation_key, s.raw) for s in states] == [
         ("b" * 32, b'{"id": "b", "n": 1.10}')
     ]
     old = migrate(PACKED_PAYLOADS)

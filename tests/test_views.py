@@ -535,7 +535,8 @@ def test_problems_name_their_tool_and_link_the_events_in_their_reasons(site, db)
     html = site.get(conversation.get_absolute_url()).content.decode()
     start = html.index('<details class="problems">')
     problems = html[start : html.index("</details>", start)]
-    assert problems.count("<li>") == 5
+    assert problems.count('data-code="pending"') + problems.count('data-code="mismatched"') == 5
+    assert problems.count("<li>") == 6  # and one failure
     assert "terminal" in problems
     assert "second result for action <a " in problems  # the id is a link, shortened
     assert "its only result does not match (see <a " in html

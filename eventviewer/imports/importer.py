@@ -26,6 +26,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 from django.utils.text import slugify
 
+from eventviewer import search
 from eventviewer.imports.formats import Row
 from eventviewer.imports.progress import Progress
 from eventviewer.imports.sources import ConversationSource, Parsed, SourceError, find_conversations
@@ -325,6 +326,7 @@ class _Writer:
         self.late: list[str] = []  # new events written before their parent was placed
         self.rows: list[tuple] = []
         self.payloads: list[tuple[int, bytes]] = []
+        self.texts: list[tuple[int, int, str]] = []  # (pk, conversation pk, text) for the search index
         self.ids: Iterator[int] = iter(())
         self.reserved = 0  # the highest primary key handed out so far
         self.outcome_of: dict[str, str] = {}  # how a branch ending at each event ends
@@ -418,6 +420,8 @@ class _Writer:
             self.lights[event_id] = light._replace(summary="", timestamp="")
         self.rows.append((self.conversation.pk, event.digest, *light))
         self.payloads.append((pk, event.packed))
+        if event.text:
+            self.texts.append((pk, self.conversation.pk, event.text))
         self.added += 1
         if len(self.rows) >= BATCH_SIZE:
             self._flush()
@@ -431,9 +435,10 @@ class _Writer:
             if self.inserter is None:
                 self.inserter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="eventviewer-import")
                 self.db.inc_thread_sharing()
-            self.in_flight = self.inserter.submit(_insert, self.db, self.rows, self.payloads)
+            self.in_flight = self.inserter.submit(_insert, self.db, self.rows, self.payloads, self.texts)
         self.rows = []
         self.payloads = []
+        self.texts = []
 
     def settle(self) -> None:
         """Wait until the writer thread is done with the connection (and raise what it raised)."""
@@ -476,7 +481,7 @@ class _Writer:
             )
 
 
-def _insert(db: Any, rows: list[tuple], payloads: list[tuple[int, bytes]]) -> None:
+def _insert(db: Any, rows: list[tuple], payloads: list[tuple[int, bytes]], texts: list[tuple[int, int, str]]) -> None:
     with db.cursor() as cursor:
         if db.vendor == "postgresql":
             # COPY streams the batch in one statement; an INSERT per row would make
@@ -486,11 +491,13 @@ def _insert(db: Any, rows: list[tuple], payloads: list[tuple[int, bytes]]) -> No
                 with cursor.cursor.copy(f"COPY {table._meta.db_table} ({names}) FROM STDIN") as copy:
                     for row in batch:
                         copy.write_row(row)
+            search.insert(db, cursor.cursor, texts)
         else:
             limit = db.features.max_query_params or 999
             with db.wrap_database_errors:  # as Django's own cursor would: django.db errors
                 _insert_many(cursor.cursor, Event._meta.db_table, COLUMNS, rows, limit)
                 _insert_many(cursor.cursor, EventPayload._meta.db_table, ("event_id", "packed"), payloads, limit)
+                search.insert(db, cursor.cursor, texts)
 
 
 def _insert_many(cursor: Any, table: str, columns: tuple[str, ...], rows: list[tuple], limit: int) -> None:

@@ -32,6 +32,7 @@ from eventviewer.models import pack
 from eventviewer.trajectory import kinds, runs
 from eventviewer.trajectory.events import Light, describe, title_of
 from eventviewer.trajectory.ids import normalize_conversation_id
+from eventviewer.trajectory.search import event_text
 from eventviewer.trajectory.v0 import is_v0_event
 
 SEARCH_DEPTH = 4  # how deep below PATH to look for conversation folders
@@ -68,6 +69,7 @@ class Parsed(NamedTuple):
     digest: str
     title: str = ""  # a user message's text: the conversation's title if it is the first
     status: str = ""  # a state update's execution_status
+    text: str = ""  # what the search index holds of it (trajectory.search.event_text)
 
 
 def parse(event: RawEvent) -> Parsed:
@@ -85,7 +87,8 @@ def parse(event: RawEvent) -> Parsed:
         title = title_of(data)
     elif light.kind == kinds.STATE_UPDATE and data.get("key") == "execution_status":
         status = str(data.get("value") or "").replace("\x00", "")[:40]
-    return Parsed(event.seq, event.where, light, "", pack(event.raw), digest, title, status)
+    text = event_text(data)
+    return Parsed(event.seq, event.where, light, "", pack(event.raw), digest, title, status, text)
 
 
 def _named(data: Any) -> str:

@@ -10,7 +10,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('eventviewer', '0006_bounds'),
+        ('eventviewer', '0007_search'),
     ]
 
     operations = [

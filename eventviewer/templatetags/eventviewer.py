@@ -14,6 +14,8 @@ from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
+from eventviewer.trajectory.failures import LABELS
+
 register = template.Library()
 
 # Raw HTML off: any markup in event text comes out as text. markdown-it's link
@@ -103,6 +105,12 @@ def duration(seconds: float | None) -> str:
         return f"{minutes} min {rest} s"
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes} min"
+
+
+@register.filter
+def failure_label(code: str) -> str:
+    """A problem or failure code (trajectory.failures) as words: exit_code -> non-zero exit code."""
+    return LABELS.get(code, code)
 
 
 @register.filter

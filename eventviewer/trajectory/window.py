@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from .failures import MISMATCHED, PENDING, PROBLEMS, Failures
 from .pairing import Mismatch
 from .projection import Turn
 from .reading import Reading
@@ -41,8 +42,9 @@ class Span(NamedTuple):
 
 class PlacedProblem(NamedTuple):
     event_id: str
-    mismatch: Mismatch | None  # None: a pending action
+    mismatch: Mismatch | None  # None: a pending action, or a failure
     where: str  # "before", "in" or "after" the window
+    code: str = PENDING  # which problem or failure (failures.KINDS)
 
 
 def window(turns: Sequence[Turn], size: int, at: str = "", before: str = "", after: str = "") -> Span:
@@ -63,16 +65,31 @@ def window(turns: Sequence[Turn], size: int, at: str = "", before: str = "", aft
     return Span(start, min(total, start + size), total)
 
 
-def problems_near(reading: Reading, span: Span, reach: int = PROBLEM_REACH) -> list[PlacedProblem]:
-    """The problems in the window and up to ``reach`` on each side, in path order."""
-    wanted = set(reading.problem_ids)
+def problems_near(
+    reading: Reading, span: Span, reach: int = PROBLEM_REACH, found: Failures | None = None, only: str = ""
+) -> list[PlacedProblem]:
+    """The problems (or, given ``found``, the problems and failures; given ``only``, those
+    of that kind) in the window and up to ``reach`` on each side, in path order. The
+    nearest pending and mismatched ones are kept too, for N/P to reach past the window."""
+    if found is None:
+        found = Failures(
+            {eid: MISMATCHED if eid in reading.pairing.mismatched else PENDING for eid in reading.problem_ids}, {}
+        )
+    flagged = {eid: code for eid, code in found.kinds.items() if not only or code == only}
+    wanted = {found.beside.get(eid, eid) for eid in flagged}
     turn_of = {eid: i for i, turn in enumerate(reading.turns) for eid in turn.event_ids if eid in wanted}
 
     def where(eid: str) -> str:
-        return "before" if turn_of[eid] < span.start else "after" if turn_of[eid] >= span.end else "in"
+        turn = turn_of.get(found.beside.get(eid, eid), span.start)
+        return "before" if turn < span.start else "after" if turn >= span.end else "in"
 
-    placed = [(eid, where(eid)) for eid in reading.problem_ids]
-    before = [p for p in placed if p[1] == "before"][-reach:]
-    after = [p for p in placed if p[1] == "after"][:reach]
-    near = before + [p for p in placed if p[1] == "in"] + after
-    return [PlacedProblem(eid, reading.pairing.mismatched.get(eid), w) for eid, w in near]
+    placed = [(eid, where(eid)) for eid in flagged]
+    keep: set[str] = set()
+    for codes in (None, PROBLEMS):
+        chosen = [p for p in placed if codes is None or flagged[p[0]] in codes]
+        keep.update(eid for eid, w in [p for p in chosen if p[1] == "before"][-reach:])
+        keep.update(eid for eid, w in chosen if w == "in")
+        keep.update(eid for eid, w in [p for p in chosen if p[1] == "after"][:reach])
+    return [
+        PlacedProblem(eid, reading.pairing.mismatched.get(eid), w, flagged[eid]) for eid, w in placed if eid in keep
+    ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime, time, timedelta
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -10,18 +12,21 @@ from django.core.exceptions import BadRequest
 from django.core.paginator import Paginator
 from django.db import transaction
 from django.db.models import F, Prefetch, Q
+from django.db.models.expressions import RawSQL
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from eventviewer import tasks
+from eventviewer import search, tasks
 from eventviewer.forms import ConversationListForm, EventForm, HeadForm, PathForm, ShareForm
 from eventviewer.lookups import checked, get_conversation, get_event, get_leaf, valid
 from eventviewer.models import Conversation, ConversationState, Event, Run, unpack
 from eventviewer.scope import Scope
 from eventviewer.trajectory import diagram
+from eventviewer.trajectory.failures import failures
 from eventviewer.trajectory.reading import Reading
 from eventviewer.trajectory.timeline import timeline_svg
 from eventviewer.trajectory.window import NotOnBranch, Span, problems_near, window
@@ -36,6 +41,7 @@ LIST_COLUMNS = [
     ("branches", "Branches"),
     ("pending", "Pending"),
     ("mismatched", "Mismatched"),
+    ("failures", "Failures"),
     ("tokens", "Tokens"),
     ("cost", "Cost"),
     ("duration", "Duration"),
@@ -109,11 +115,13 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
         turns = branch_turns.display_turns(reading, view)
         span = _span(conversation, reading, turns, params)
         reasons = Reasons(scope, leaf, reading)
+        side = conversation.side_failures(list(reading.path))
+        found = failures(reading, side)
         context["window"] = span
-        context["rows"] = branch_turns.build_rows(conversation, reading, turns, span, leaf, reasons)
+        context["rows"] = branch_turns.build_rows(conversation, reading, turns, span, leaf, reasons, found)
         context["at"] = params["at"]
         context["branch_usage"] = conversation.usage_of(reading.path)
-        context["failures"], context["first_failure"] = branch_turns.failure_summary(conversation, reading, turns)
+        context["failures"], context["first_failure"] = branch_turns.failure_summary(conversation, found, turns)
         context["drift"] = conversation.workspace_drift(reading.path)
         context["timeline"] = mark_safe(  # built from escaped text only (trajectory.timeline)
             timeline_svg(
@@ -124,7 +132,10 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
         if request.htmx and (params["before"] or params["after"]) and not request.htmx.history_restore_request:
             partial = "earlier" if params["before"] else "later"
             return render(request, f"conversations/detail.html#{partial}", context)
-        context["problems"] = problem_lines(conversation, problems_near(reading, span), reading, reasons)
+        near = problems_near(reading, span, found=found, only=params.get("problem") or "")
+        context["problems"] = problem_lines(conversation, near, reading, reasons, side)
+        context["problem_filter"] = params.get("problem") or ""
+        context["problem_total"] = len(found.kinds)
     context["diagram"] = cached_diagram(scope, leaf, reading)
     context["legend"] = diagram.LEGEND
     context.update(branch_list(request, scope, reading))
@@ -136,43 +147,80 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
     return render(request, "conversations/detail.html", context)
 
 
-@require_safe
-@vary_on_headers("HX-Request")
-def conversation_list(request: HttpRequest) -> HttpResponse:
-    form = checked(ConversationListForm(request.GET))
-    q = form.cleaned_data["q"].strip()
+def _listed(params: dict):
+    """The conversations the list's query and filters select."""
+    q = params["q"].strip()
     # Sub-agents are listed under their parent; a search finds them too.
     conversations = Conversation.objects.shown()
     if not q:
         conversations = conversations.filter(parent__isnull=True)
-    conversations = conversations.annotate(tokens=F("prompt_tokens") + F("completion_tokens")).prefetch_related(
-        Prefetch("subagents", queryset=Conversation.objects.only("conversation_id", "title", "parent_id"))
-    )
-    run = None
-    if form.cleaned_data["run"]:
-        run = Run.objects.filter(slug=form.cleaned_data["run"]).first()
-        if run is None:
-            raise Http404(f"There is no run {form.cleaned_data['run']!r}.")
-        conversations = conversations.filter(instance__run=run)
+    if params["run"]:
+        conversations = conversations.filter(instance__run__slug=params["run"])
     if q:
-        match = Q(title__icontains=q)
+        query = search.parsed(q)
+        match = Q(title__icontains=q) | Q(pk__in=RawSQL(*search.conversations_matching(query)))
         as_id = q.lower().replace("-", "")
         if as_id and all(c in "0123456789abcdef" for c in as_id):
             match |= Q(conversation_id__startswith=as_id)
         conversations = conversations.filter(match)
+    for name, column in (("status", "execution_status"), ("model", "model"), ("agent", "agent_kind")):
+        if params[name]:
+            conversations = conversations.filter(**{column: params[name]})
+    if params["problems"]:
+        conversations = conversations.filter(Q(pending_count__gt=0) | Q(mismatch_count__gt=0))
+    if params["failures"]:
+        conversations = conversations.filter(failure_count__gt=0)
+    zone = timezone.get_current_timezone()
+    if params["imported_from"]:
+        start = datetime.combine(params["imported_from"], time.min, zone)
+        conversations = conversations.filter(imported_at__gte=start)
+    if params["imported_to"]:
+        end = datetime.combine(params["imported_to"] + timedelta(days=1), time.min, zone)
+        conversations = conversations.filter(imported_at__lt=end)
+    return conversations
+
+
+def _choices(column: str) -> list[str]:
+    """The values a filter can take: those the listed conversations have."""
+    found = Conversation.objects.shown().exclude(**{column: ""}).values_list(column, flat=True)
+    return sorted(set(found.distinct()[:200]))
+
+
+@require_safe
+@vary_on_headers("HX-Request")
+def conversation_list(request: HttpRequest) -> HttpResponse:
+    form = checked(ConversationListForm(request.GET))
+    params = form.cleaned_data
+    run = None
+    if params["run"]:
+        run = Run.objects.filter(slug=params["run"]).first()
+        if run is None:
+            raise Http404(f"There is no run {params['run']!r}.")
+    conversations = _listed(params)
+    conversations = conversations.annotate(tokens=F("prompt_tokens") + F("completion_tokens")).prefetch_related(
+        Prefetch("subagents", queryset=Conversation.objects.only("conversation_id", "title", "parent_id"))
+    )
     conversations = conversations.order_by(*form.ordering()).defer("skeleton")
-    page = Paginator(conversations, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(form.cleaned_data["page"] or 1)
-    sort = form.cleaned_data["sort"] or "imported"
-    direction = form.cleaned_data["dir"] or ("asc" if sort == "title" else "desc")
+    page = Paginator(conversations, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(params["page"] or 1)
+    sort = params["sort"] or "imported"
+    direction = params["dir"] or ("asc" if sort == "title" else "desc")
     columns = []
     for key, label in LIST_COLUMNS:
         natural = "asc" if key == "title" else "desc"
         flipped = {"asc": "desc", "desc": "asc"}[direction]
         columns.append((key, label, key not in ("title", "status", "imported"), flipped if key == sort else natural))
+    filtered = any(params[k] for k in ("q", "run", "status", "model", "agent", "problems", "failures")) or any(
+        params[k] for k in ("imported_from", "imported_to")
+    )
     context = {
         "page": page,
-        "q": q,
+        "q": params["q"].strip(),
         "run": run,
+        "params": params,
+        "filtered": filtered,
+        "statuses": _choices("execution_status"),
+        "models": _choices("model"),
+        "agents": _choices("agent_kind"),
         "sort": sort,
         "dir": direction,
         "columns": columns,

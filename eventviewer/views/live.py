@@ -15,6 +15,7 @@ from eventviewer.forms import LiveForm
 from eventviewer.lookups import get_conversation, get_leaf, valid
 from eventviewer.models import Conversation
 from eventviewer.scope import Scope
+from eventviewer.trajectory.failures import failures
 from eventviewer.trajectory.growth import growth
 from eventviewer.trajectory.window import Span
 from eventviewer.views import turns
@@ -52,8 +53,9 @@ def live_response(request: HttpRequest, scope: Scope, params: dict) -> HttpRespo
     if params["turn"] is not None and grown.new_events:
         if total - grown.start <= settings.EVENTVIEWER_PAGE_SIZE:
             span = Span(grown.start, total, total)
+            found = failures(reading, conversation.side_failures(list(reading.path)))
             context["live_rows"] = turns.build_rows(
-                conversation, reading, reading.turns, span, leaf, Reasons(scope, leaf, reading)
+                conversation, reading, reading.turns, span, leaf, Reasons(scope, leaf, reading), found
             )
             context["live_growth"] = grown
         else:

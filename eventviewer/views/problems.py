@@ -11,7 +11,9 @@ from typing import NamedTuple
 from eventviewer.models import Conversation, Event
 from eventviewer.scope import Scope
 from eventviewer.trajectory import kinds
-from eventviewer.trajectory.events import one_line
+from eventviewer.trajectory.cards import Card
+from eventviewer.trajectory.events import Light, one_line
+from eventviewer.trajectory.failures import LABELS, MISMATCHED, PENDING, PROBLEMS
 from eventviewer.trajectory.pairing import Mismatch
 from eventviewer.trajectory.reading import Reading
 from eventviewer.trajectory.skeleton import event_label
@@ -28,10 +30,11 @@ class Part(NamedTuple):
 
 @dataclass
 class Problem:
-    """One line of the problem list."""
+    """One line of the list of problems and failures."""
 
     event_id: str
     where: str  # "before", "in" or "after" the turns shown
+    code: str  # which problem or failure (failures.KINDS)
     mismatch: Mismatch | None
     label: str  # the tool and command, or what the event is
     reason: list[Part]
@@ -80,21 +83,36 @@ class Reasons:
 
 
 def problem_lines(
-    conversation: Conversation, placed: list[PlacedProblem], reading: Reading, reasons: Reasons
+    conversation: Conversation, placed: list[PlacedProblem], reading: Reading, reasons: Reasons, side: Sequence[Light]
 ) -> list[Problem]:
-    """The problem list's lines, each naming its tool and command (read from the events' JSON)."""
-    by_id = {e.event_id: e for e in reading.path}
+    """The list's lines, each naming its tool and command (read from the events' JSON);
+    a failure says what failed, a problem why. ``side``: the failing side events."""
+    by_id = {e.event_id: e for e in reading.path} | {e.event_id: e for e in side}
     events = [by_id[p.event_id] for p in placed]
-    cards = conversation.cards(e.pk for e in events if e.kind in (kinds.ACTION, kinds.OBSERVATION))
+    failing = {p.event_id for p in placed if p.code not in PROBLEMS}
+    wanted = (e.pk for e in events if e.kind in (kinds.ACTION, kinds.OBSERVATION) or e.event_id in failing)
+    cards = conversation.cards(wanted)
     commands = {pk: card.command for pk, card in cards.items()}
     return [
         Problem(
             p.event_id,
             p.where,
+            p.code,
             p.mismatch,
             event_label(e.kind, e.source, e.tool_name, one_line(e.summary, 80), one_line(commands.get(e.pk, ""), 80)),
-            reasons.of(p.event_id),
-            reasons.href(p.event_id),
+            [Part(describe_failure(cards[e.pk], p.code))] if p.code not in PROBLEMS else reasons.of(p.event_id),
+            reasons.scope.at_url(reasons.leaf, p.event_id),
         )
         for p, e in zip(placed, events, strict=True)
     ]
+
+
+def describe_failure(card: Card, code: str) -> str:
+    """A failure in a few words: "terminal `pytest` exit 1", "Agent error: tool not found"."""
+    command = f" `{' '.join(card.command.split())[:80]}`" if card.command else ""
+    if code == kinds.EXIT_CODE_FAILURE:
+        return f"{card.tool_name or card.label}{command} exit {card.exit_code}"
+    if code in (kinds.INVALID_CALL_FAILURE, PENDING, MISMATCHED):
+        return f"{card.label}{command}: {LABELS[code]}"
+    detail = " ".join((card.error or card.title or card.text).split())[:120]
+    return f"{card.label}: {detail}" if detail else f"{card.label}: {LABELS.get(code, code)}"

@@ -14,7 +14,7 @@ from eventviewer.models import Conversation, TurnUsage
 from eventviewer.trajectory import kinds
 from eventviewer.trajectory.cards import Card
 from eventviewer.trajectory.events import Light
-from eventviewer.trajectory.failures import LABELS, MISMATCHED, PENDING, Summary, failures
+from eventviewer.trajectory.failures import Failures, Summary
 from eventviewer.trajectory.kinds import card_for
 from eventviewer.trajectory.pairing import Mismatch
 from eventviewer.trajectory.projection import Turn, project
@@ -22,7 +22,7 @@ from eventviewer.trajectory.reading import Reading
 from eventviewer.trajectory.timeline import Mark
 from eventviewer.trajectory.view import SUMMARY_SUFFIX
 from eventviewer.trajectory.window import Span
-from eventviewer.views.problems import Part, Reasons
+from eventviewer.views.problems import Part, Reasons, describe_failure
 
 FULL, MODEL = "full", "model"  # the two ways to read a branch (?view=)
 
@@ -48,6 +48,7 @@ class Entry:
     forgotten_ranges: list[tuple[str, str, int]] = field(default_factory=list)  # a condensation's
     subagent: Conversation | None = None  # the sub-agent a task call (or its result) ran
     reason: list[Part] = field(default_factory=list)  # why it is pending or mismatched, ids linked
+    failure: str = ""  # its problem or failure (failures.KINDS), for the marks and n/p
 
 
 @dataclass
@@ -86,7 +87,13 @@ def display_turns(reading: Reading, view: str) -> list[Turn]:
 
 
 def build_rows(
-    conversation: Conversation, reading: Reading, turns: Sequence[Turn], span: Span, leaf: Light, reasons: Reasons
+    conversation: Conversation,
+    reading: Reading,
+    turns: Sequence[Turn],
+    span: Span,
+    leaf: Light,
+    reasons: Reasons,
+    failing: Failures | None = None,
 ) -> list[Row]:
     window = turns[span.start : span.end]
     events = [e for t in window for e in t.events]
@@ -123,6 +130,7 @@ def build_rows(
             dropped=eid in model.dropped,
             subagent=subagents.get(eid) or subagents.get(pairing.answers.get(eid, "")),
             reason=reasons.of(eid) if eid in pending or eid in pairing.mismatched else [],
+            failure=failing.kinds.get(eid, "") if failing else "",
         )
         if event.kind == kinds.CONDENSATION:
             found.forgotten_ranges = _ranges(found.card.forgotten, on_path, reading.path)
@@ -177,23 +185,13 @@ def timeline_marks(reading: Reading, turns: Sequence[Turn]) -> list[Mark]:
     return marks
 
 
-def failure_summary(conversation: Conversation, reading: Reading, turns: Sequence[Turn]) -> tuple[Summary, str]:
+def failure_summary(conversation: Conversation, found: Failures, turns: Sequence[Turn]) -> tuple[Summary, str]:
     """How many of each problem and failure the branch holds, and what its first one was
     (one line: "terminal `pytest` exit 1")."""
-    summary = failures(reading, conversation.side_failures(list(reading.path))).summary(turns)
+    summary = found.summary(turns)
     if summary.first is None:
         return summary, ""
     pk = conversation.events.filter(event_id=summary.first).values_list("pk", flat=True).first()
     if pk is None:
         raise Http404(GONE)
-    return summary, _describe(conversation.cards([pk])[pk], summary.first_code or "")
-
-
-def _describe(card: Card, code: str) -> str:
-    command = f" `{' '.join(card.command.split())[:80]}`" if card.command else ""
-    if code == kinds.EXIT_CODE_FAILURE:
-        return f"{card.tool_name or card.label}{command} exit {card.exit_code}"
-    if code in (kinds.INVALID_CALL_FAILURE, PENDING, MISMATCHED):
-        return f"{card.label}{command}: {LABELS[code]}"
-    detail = " ".join((card.error or card.title or card.text).split())[:120]
-    return f"{card.label}: {detail}" if detail else f"{card.label}: {LABELS.get(code, code)}"
+    return summary, describe_failure(conversation.cards([pk])[pk], summary.first_code or "")

@@ -80,17 +80,74 @@
     focusEvent(list[i], hashFor(list[i]));
   }
 
-  function moveProblem(delta) {
+  // n/p: every problem and failure (or, with ?problem=, that kind); N/P: pending and
+  // mismatched only. Past the loaded turns, the list's link to the next one opens its window.
+  var PROBLEM_CODES = ["pending", "mismatched"];
+
+  function wanted(code, strict) {
+    var line = document.querySelector("[data-problem-filter]");
+    var only = line && line.getAttribute("data-problem-filter");
+    if (strict) return PROBLEM_CODES.indexOf(code) >= 0 && (!only || only === code);
+    return !!code && (!only || only === code);
+  }
+
+  function codeOf(el) {
+    if (el.hasAttribute("data-failure")) return el.getAttribute("data-failure");
+    return el.classList.contains("problem") ? (el.classList.contains("mismatched") ? "mismatched" : "pending") : "";
+  }
+
+  function moveProblem(delta, strict) {
     var list = eventElements();
     var i = startIndex(list, delta);
     for (var j = i + delta; j >= 0 && j < list.length; j += delta) {
-      if (list[j].classList.contains("problem")) return focusEvent(list[j], hashFor(list[j]));
+      if (wanted(codeOf(list[j]), strict)) return focusEvent(list[j], hashFor(list[j]));
     }
-    // No more problems in the loaded turns: follow the link to the next one outside them.
     var where = delta > 0 ? "after" : "before";
-    var links = document.querySelectorAll("[data-problem-link][data-where='" + where + "']");
+    var links = Array.prototype.filter.call(
+      document.querySelectorAll("[data-problem-link][data-where='" + where + "']"),
+      function (a) { return wanted(a.getAttribute("data-code"), strict); }
+    );
     var link = delta > 0 ? links[0] : links[links.length - 1];
     if (link) window.location.href = link.href;
+  }
+
+  // ?hl=<words> (a search result's link): the words marked in the cards' text, as text nodes.
+  function highlight(root) {
+    var hl = new URLSearchParams(window.location.search).get("hl");
+    if (!hl) return;
+    var words = (hl.toLowerCase().match(/[\p{L}\p{N}]+\*?/gu) || []).map(function (w) {
+      var prefix = w.slice(-1) === "*";
+      var core = (prefix ? w.slice(0, -1) : w).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+      return core + (prefix ? "[\\p{L}\\p{N}]*" : "(?![\\p{L}\\p{N}])");
+    });
+    if (!words.length) return;
+    var pattern = new RegExp("(?<![\\p{L}\\p{N}])(?:" + words.join("|") + ")", "giu");
+    root.querySelectorAll("[data-event]").forEach(function (card) {
+      var walker = document.createTreeWalker(card, NodeFilter.SHOW_TEXT);
+      var nodes = [];
+      while (walker.nextNode()) {
+        if (!walker.currentNode.parentElement.closest("mark, script, style, .card-tools")) nodes.push(walker.currentNode);
+      }
+      nodes.forEach(function (node) {
+        var text = node.nodeValue;
+        pattern.lastIndex = 0;
+        if (!pattern.test(text)) return;
+        pattern.lastIndex = 0;
+        var fragment = document.createDocumentFragment();
+        var last = 0;
+        text.replace(pattern, function (match, offset) {
+          fragment.appendChild(document.createTextNode(text.slice(last, offset)));
+          var mark = document.createElement("mark");
+          mark.className = "hit";
+          mark.textContent = match;
+          fragment.appendChild(mark);
+          last = offset + match.length;
+          return match;
+        });
+        fragment.appendChild(document.createTextNode(text.slice(last)));
+        node.parentNode.replaceChild(fragment, node);
+      });
+    });
   }
 
   function copy(text, el) {
@@ -122,8 +179,16 @@
     switch (e.key) {
       case "j": move(1); break;
       case "k": move(-1); break;
-      case "n": moveProblem(1); break;
-      case "p": moveProblem(-1); break;
+      case "n": moveProblem(1, false); break;
+      case "p": moveProblem(-1, false); break;
+      case "N": moveProblem(1, true); break;
+      case "P": moveProblem(-1, true); break;
+      case "/":
+        var box = document.querySelector("[data-search-box]");
+        if (!box) return;
+        box.focus();
+        box.select();
+        break;
       case "?": showKeys(); break;
       default: return;
     }
@@ -200,10 +265,12 @@
   document.addEventListener("toggle", function (e) { markScrollable(e.target); }, true);
   document.addEventListener("DOMContentLoaded", function () {
     markScrollable(document);
+    highlight(document);
     focusFromHash();
   });
   document.addEventListener("htmx:afterSettle", function (e) {
     markScrollable(document);
+    if (e.target) highlight(e.target);
     if (e.target && e.target.id === "workspace") {
       current = null;
       focusFromHash();

@@ -1,0 +1,283 @@
+"""Full-text search: what of an event is searchable, the query language, and snippets.
+
+The index (SQLite FTS5 or PostgreSQL tsvector, see ``eventviewer.search``) holds each
+event's ``event_text``, split into words the way ``words`` splits them (runs of letters
+and digits, case folded) by both databases. A query is parsed
+here into terms (a word, a "phrase", a prefix*) and written out for either database;
+a snippet is cut from the event's own text and its matches marked, as plain pieces
+that the page escapes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+FIELD_CHARS = 1000  # characters taken from one field of an event
+EVENT_CHARS = 2000  # characters of an event indexed in all
+MAX_TERMS = 16  # terms in one query
+MAX_QUERY = 200  # characters of a query
+SNIPPET_CHARS = 160  # characters of a snippet around its first match
+
+_WORD = re.compile(r"[^\W_]+")
+# The top-level fields that hold text a reader looks for, beyond messages, thoughts,
+# actions and observations (errors, rejections, hooks, summaries, condensations).
+_TEXT_FIELDS = (
+    "tool_name",
+    "summary",
+    "error",
+    "code",
+    "detail",
+    "rejection_reason",
+    "reason",
+    "hook_command",
+    "stdout",
+    "stderr",
+)
+_CONTENT_KEYS = ("text", "thinking")
+
+
+def _strings(value: Any, budget: int, depth: int = 0) -> Iterator[str]:
+    """The strings inside a JSON value, in order, until ``budget`` characters are out."""
+    if budget <= 0 or depth > 6:
+        return
+    if isinstance(value, str):
+        yield value[: min(budget, FIELD_CHARS)]
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if key == "kind":  # a payload's class name: "CmdRunAction"
+                continue
+            for found in _strings(item, budget, depth + 1):
+                budget -= len(found)
+                yield found
+                if budget <= 0:
+                    return
+    elif isinstance(value, list):
+        for item in value[:50]:
+            for found in _strings(item, budget, depth + 1):
+                budget -= len(found)
+                yield found
+                if budget <= 0:
+                    return
+
+
+def _content(value: Any) -> Iterator[Any]:
+    """The texts of a content list (messages, thoughts, tool output, thinking blocks)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value[:50]:
+            if isinstance(item, dict):
+                for key in _CONTENT_KEYS:
+                    if isinstance(item.get(key), str):
+                        yield item[key]
+
+
+def event_text(data: Any, limit: int = EVENT_CHARS) -> str:
+    """What a reader can search of one event's JSON, bounded: message text, thoughts and
+    reasoning, the tool, its arguments or command, the output, error texts."""
+    if not isinstance(data, dict):
+        return ""
+    pieces: list[str] = []
+    budget = limit
+
+    def take(value: Any) -> None:
+        nonlocal budget
+        for text in _strings(value, budget):
+            if budget <= 0:
+                return
+            text = text[:budget]
+            pieces.append(text)
+            budget -= len(text) + 1
+
+    message = data.get("llm_message")
+    if isinstance(message, dict):
+        for text in _content(message.get("content")):
+            take(text)
+        take(message.get("reasoning_content"))
+    for key in _TEXT_FIELDS:
+        if key in data:
+            take(data[key])
+    for text in _content(data.get("thought")):
+        take(text)
+    take(data.get("reasoning_content"))
+    for text in _content(data.get("thinking_blocks")):
+        take(text)
+    action = data.get("action")
+    if isinstance(action, dict):
+        take(action)
+    elif isinstance(data.get("tool_call"), dict):  # an invalid call: what the model wrote
+        take(data["tool_call"].get("arguments"))
+    observation = data.get("observation")
+    if isinstance(observation, dict):
+        take(observation.get("command"))
+        for text in _content(observation.get("content")):
+            take(text)
+        take(observation.get("error"))
+    text = "\n".join(pieces)
+    return text.replace("\x00", " ") if "\x00" in text else text  # PostgreSQL refuses NUL
+
+
+def words(text: str) -> list[str]:
+    """The words of a text as the index holds them."""
+    return _WORD.findall(text.lower())
+
+
+def index_text(text: str) -> str:
+    return " ".join(words(text))
+
+
+class QueryError(ValueError):
+    """A query that cannot be searched; the message says why, for the reader."""
+
+
+@dataclass(frozen=True)
+class Term:
+    words: tuple[str, ...]  # one word, or a phrase's words in order
+    prefix: bool = False  # the last word is a prefix
+
+    def fts5(self) -> str:
+        phrase = '"' + " ".join(self.words) + '"'
+        return phrase + ("*" if self.prefix else "")
+
+    def tsquery(self) -> str:
+        parts = [f"'{w}'" for w in self.words]
+        if self.prefix:
+            parts[-1] += ":*"
+        return "(" + " <-> ".join(parts) + ")" if len(parts) > 1 else parts[0]
+
+
+@dataclass(frozen=True)
+class Query:
+    text: str
+    terms: tuple[Term, ...]
+
+    def fts5(self) -> str:
+        """The MATCH expression for SQLite FTS5: every term must match."""
+        return " AND ".join(t.fts5() for t in self.terms)
+
+    def tsquery(self) -> str:
+        """The ``to_tsquery('simple', …)`` text for PostgreSQL: every term must match."""
+        return " & ".join(t.tsquery() for t in self.terms)
+
+    @property
+    def highlighted(self) -> list[str]:
+        """Words to mark in a text; a prefix's marks every word it starts."""
+        return [w for t in self.terms for w in t.words]
+
+    @property
+    def prefixes(self) -> frozenset[str]:
+        return frozenset(t.words[-1] for t in self.terms if t.prefix)
+
+
+_TOKEN = re.compile(r'\s*(?:"(?P<phrase>[^"]*)"(?P<pstar>\*)?|(?P<word>[^\s"]+))')
+
+
+def parse_query(text: str) -> Query:
+    """Words (all must match), "a phrase" (its words in a row), prefix* (a word's
+    start). Anything else is a QueryError saying what is wrong."""
+    text = text.strip()
+    if not text:
+        raise QueryError("the query is empty")
+    if len(text) > MAX_QUERY:
+        raise QueryError(f"the query is longer than {MAX_QUERY} characters")
+    if text.count('"') % 2:
+        raise QueryError('a quotation mark is not closed: write "a phrase" between two of them')
+    terms: list[Term] = []
+    position = 0
+    while position < len(text):
+        match = _TOKEN.match(text, position)
+        if match is None or match.end() == position:
+            break  # only trailing whitespace left
+        position = match.end()
+        if match["phrase"] is not None:
+            found = words(match["phrase"])
+            if not found:
+                raise QueryError(f'the phrase "{match["phrase"]}" has no words in it')
+            terms.append(Term(tuple(found), prefix=bool(match["pstar"])))
+            continue
+        raw = match["word"]
+        prefix = raw.endswith("*")
+        core = raw[:-1] if prefix else raw
+        if "*" in core:
+            raise QueryError(f"{raw!r}: * goes at the end of a word, for a prefix (pyt*)")
+        found = words(core)
+        if not found:
+            if prefix:
+                raise QueryError(f"{raw!r}: a prefix needs at least one letter or digit before the *")
+            continue  # punctuation on its own: nothing to look for
+        terms.append(Term(tuple(found), prefix=prefix))
+    if not terms:
+        raise QueryError("the query has no words to look for (letters or digits)")
+    if len(terms) > MAX_TERMS:
+        raise QueryError(f"the query has {len(terms)} terms; at most {MAX_TERMS}")
+    return Query(text, tuple(terms))
+
+
+def _marker(query: Query) -> re.Pattern[str]:
+    exact = sorted({w for w in query.highlighted if w not in query.prefixes}, key=len, reverse=True)
+    parts = [re.escape(w) + r"(?![^\W_])" for w in exact]
+    parts += [re.escape(p) + r"[^\W_]*" for p in sorted(query.prefixes, key=len, reverse=True)]
+    return re.compile(r"(?<![^\W_])(?:" + "|".join(parts) + ")", re.IGNORECASE)
+
+
+def marked(text: str, query: Query) -> list[tuple[str, bool]]:
+    """``text`` in pieces, each (piece, is it a match)."""
+    pieces: list[tuple[str, bool]] = []
+    last = 0
+    for match in _marker(query).finditer(text):
+        if match.start() > last:
+            pieces.append((text[last : match.start()], False))
+        pieces.append((match.group(), True))
+        last = match.end()
+    if last < len(text):
+        pieces.append((text[last:], False))
+    return pieces
+
+
+def snippet(text: str, query: Query, width: int = SNIPPET_CHARS) -> list[tuple[str, bool]]:
+    """A window of ``text`` around its first match, made one line, its matches marked;
+    "…" where it is cut."""
+    flat = " ".join(text.split())
+    match = _marker(query).search(flat)
+    start = 0 if match is None else max(0, match.start() - width // 3)
+    if start and match is not None:  # start on a word
+        space = flat.find(" ", start, match.start())
+        start = space + 1 if space >= 0 else start
+    end = min(len(flat), start + width)
+    if end < len(flat):
+        space = flat.rfind(" ", start, end)
+        end = space if space > start + width // 2 else end
+    pieces = marked(flat[start:end], query)
+    if start:
+        pieces.insert(0, ("…", False))
+    if end < len(flat):
+        pieces.append(("…", False))
+    return pieces
+
+
+def branch_leaves(nodes: list[tuple[int, int | None, int, bool]], head: int | None) -> dict[int, int]:
+    """For each tree node (pk, parent pk, seq, is it a side event), the leaf of the branch
+    a search result on it opens: HEAD's when the node is on HEAD's branch, else the most
+    recent leaf below it. A side event (a hook) opens its parent's."""
+    parent_of = {pk: parent for pk, parent, _, _ in nodes}
+    seq_of = {pk: seq for pk, _, seq, _ in nodes}
+    best: dict[int, int] = {}
+    for pk, parent, _, side in sorted(nodes, key=lambda n: n[2], reverse=True):
+        if side:
+            continue
+        leaf = best.setdefault(pk, pk)
+        if parent is not None and (parent not in best or seq_of[leaf] > seq_of[best[parent]]):
+            best[parent] = leaf
+    node = head
+    for _ in range(len(parent_of)):
+        if node is None or head is None:
+            break
+        best[node] = head
+        node = parent_of.get(node)
+    for pk, parent, _, side in sorted(nodes, key=lambda n: n[2]):
+        if side and parent is not None and parent in best:
+            best[pk] = best[parent]
+    return best

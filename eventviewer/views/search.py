@@ -1,0 +1,131 @@
+"""Search inside a conversation (its page, a share link's and the JSON API's): the
+events whose text matches, best first, grouped by the branch each opens on, each
+with its snippet and a link to the event on that branch with the words marked."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from urllib.parse import quote
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_safe
+
+from eventviewer import search
+from eventviewer.forms import SearchForm
+from eventviewer.lookups import get_conversation, get_leaf, valid
+from eventviewer.models import Conversation, Event
+from eventviewer.scope import Scope
+from eventviewer.trajectory import kinds
+from eventviewer.trajectory.events import Light
+from eventviewer.trajectory.search import Query, event_text, snippet
+from eventviewer.views.share import shared_view
+
+PER_PAGE = 50
+
+
+@dataclass
+class Hit:
+    event: Light
+    leaf: str  # the leaf of the branch it opens on ("": not on any branch)
+    snippet: list[tuple[str, bool]]  # pieces of text, each (text, is it a match)
+    href: str
+
+    @property
+    def snippet_text(self) -> str:
+        return "".join(piece for piece, _ in self.snippet)
+
+
+@dataclass
+class Group:
+    leaf: str
+    label: str
+    head: bool
+    hits: list[Hit] = field(default_factory=list)
+
+
+@dataclass
+class Results:
+    query: Query
+    total: int
+    more: bool  # over search.MAX_HITS matches: ``total`` counts the first ones
+    page: int
+    pages: int
+    hits: list[Hit]
+
+    def groups(self, conversation: Conversation) -> list[Group]:
+        """The page's hits by branch: HEAD's first, then in the order of their best hit."""
+        labels = {node["id"]: node.get("label", "") for node in conversation.skeleton.get("nodes", [])}
+        head = conversation.skeleton.get("head")
+        found: dict[str, Group] = {}
+        for hit in sorted(self.hits, key=lambda h: h.leaf != head):
+            if hit.leaf not in found:
+                found[hit.leaf] = Group(hit.leaf, labels.get(hit.leaf, ""), hit.leaf == head)
+            found[hit.leaf].hits.append(hit)
+        return list(found.values())
+
+
+def run_search(scope: Scope, params: dict) -> Results:
+    conversation = scope.conversation
+    query = search.parsed(params["q"])
+    pks = search.hits(conversation.pk, query, params["kind"], params["tool"], params["problems"])
+    if params["branch"] == "this":
+        leaf = get_leaf(conversation, params["leaf"])
+        on_branch = {e.pk for e in Event.objects.path_to(leaf)} if leaf else set()
+        pks = [pk for pk in pks if pk in on_branch]
+    more = len(pks) > search.MAX_HITS
+    pks = pks[: search.MAX_HITS]
+    pages = max(1, -(-len(pks) // PER_PAGE))
+    page = params["page"] or 1
+    if page > pages:
+        raise Http404(f"There is no page {page}: the results fill {pages}.")
+    shown = pks[(page - 1) * PER_PAGE : page * PER_PAGE]
+    lights = {e.pk: e for e in Event.objects.filter(pk__in=shown).light_rows()}
+    data = conversation.payloads(shown)
+    leaves = conversation.search_leaves() if shown else {}
+    leaf_ids = dict(Event.objects.filter(pk__in=set(leaves.get(pk, 0) for pk in shown)).values_list("pk", "event_id"))
+    hits = []
+    for pk in shown:
+        event = lights.get(pk)
+        if event is None:  # deleted meanwhile
+            continue
+        if params["branch"] == "this":
+            leaf = params["leaf"]
+        else:
+            leaf = leaf_ids.get(leaves.get(pk, 0), "")
+        if leaf:
+            href = scope.url(leaf=leaf, at=event.event_id, hl=query.text) + "#event-" + quote(event.event_id, safe="")
+        else:
+            href = scope.event_url(event.event_id)
+        hits.append(Hit(event, leaf, snippet(event_text(data.get(pk, {})), query), href))
+    return Results(query, len(pks), more, page, pages, hits)
+
+
+def search_page(request: HttpRequest, scope: Scope) -> HttpResponse:
+    conversation = scope.conversation
+    params = valid(SearchForm, request.GET)
+    context = {"conversation": conversation, "scope": scope, "params": params, "kinds": sorted(kinds.KINDS)}
+    if params["q"].strip():
+        results = run_search(scope, params)
+        keep = {k: params[k] for k in ("q", "kind", "tool", "leaf", "branch")}
+        keep["problems"] = "1" if params["problems"] else ""
+        context.update(
+            results=results,
+            groups=results.groups(conversation),
+            previous_url=scope.page_url("search/", **keep, page=str(results.page - 1)) if results.page > 1 else None,
+            next_url=scope.page_url("search/", **keep, page=str(results.page + 1))
+            if results.page < results.pages
+            else None,
+        )
+    return render(request, "conversations/search.html", context)
+
+
+@require_safe
+def conversation_search(request: HttpRequest, conversation_id: str) -> HttpResponse:
+    return search_page(request, Scope(get_conversation(conversation_id)))
+
+
+@require_safe
+@shared_view
+def shared_search(request: HttpRequest, scope: Scope) -> HttpResponse:
+    return search_page(request, scope)

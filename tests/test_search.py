@@ -1,0 +1,163 @@
+"""Search inside a conversation and across the list: the full-text index (FTS5 on
+SQLite, tsvector on PostgreSQL), its pages, its API, and share scope."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.db import connection
+
+from eventviewer.imports.importer import import_paths
+from eventviewer.models import Conversation, ShareLink
+from eventviewer.search import TABLE
+
+from .conftest import action, ev, message, observation
+
+pytestmark = pytest.mark.django_db
+
+
+def events() -> list[dict]:
+    """A user asks; the agent runs pytest twice on HEAD's branch and once on a side branch."""
+    return [
+        message("m1", None, "Please fix the flaky parser tests"),
+        action("a1", "m1", "c1", action={"kind": "TerminalAction", "command": "pytest tests/test_parser.py"}),
+        observation("o1", "a1", "a1", "c1", text="FAILED test_parser.py::test_quotes - AssertionError"),
+        action("a2", "o1", "c2", response="r2", action={"kind": "TerminalAction", "command": "ls src"}),
+        observation("o2", "a2", "a2", "c2", text="parser.py lexer.py <script>alert('x')</script>"),
+        action("b1", "o1", "c3", response="r3", action={"kind": "TerminalAction", "command": "pytest -x"}),
+        observation("b2", "b1", "b1", "c3", text="parser parser parser: quotes quotes failed again"),
+        ev("e1", "AgentErrorEvent", "o2", tool_name="frobnicate", tool_call_id="c9", error="Tool frobnicate not found"),
+    ]
+
+
+@pytest.fixture
+def conversation(folder, open_site) -> Conversation:
+    path = folder(events(), {"leaf_event_id": "e1"}, conversation_id="ab" * 16)
+    return import_paths([(path, "test")])[0].conversation
+
+
+def index_rows() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT COUNT(*) FROM {TABLE}")
+        return cursor.fetchone()[0]
+
+
+def test_import_fills_the_index_and_deleting_empties_it(conversation):
+    assert index_rows() == len(events())
+    conversation.delete_in_batches()
+    assert index_rows() == 0
+
+
+def test_search_finds_words_phrases_and_prefixes(client, conversation):
+    api = "/api/conversations/" + conversation.conversation_id + "/search/"
+    ids = lambda q: [r["event_id"] for r in client.get(api, {"q": q}).json()["results"]]  # noqa: E731
+    assert set(ids("pytest")) == {"a1", "b1"}
+    assert ids('"no such"') == []
+    assert ids('"tool frobnicate not found"') == ["e1"]
+    assert set(ids("frob*")) == {"e1"}
+    assert set(ids("test_parser")) == {"a1", "o1"}  # punctuation separates words: test parser
+    assert ids("quotes AssertionError") == ["o1"]
+
+
+def test_the_api_answers_with_the_query_total_and_results(client, conversation):
+    body = client.get(f"/api/conversations/{conversation.conversation_id}/search/", {"q": "parser"}).json()
+    assert body["query"] == "parser" and body["total"] == len(body["results"]) >= 3
+    first = body["results"][0]
+    assert set(first) >= {"event_id", "leaf", "kind", "snippet"}
+
+
+def test_ranking_puts_the_event_saying_it_most_first(client, conversation):
+    body = client.get(f"/api/conversations/{conversation.conversation_id}/search/", {"q": "parser quotes"}).json()
+    assert [r["event_id"] for r in body["results"]][0] == "b2"
+
+
+def test_a_result_opens_its_branch_at_the_event_with_the_words_marked(client, conversation):
+    page = client.get(f"/c/{conversation.conversation_id}/search/", {"q": "pytest"})
+    html = page.content.decode()
+    links = dict(re.findall(r'href="([^"]+)" data-search-result>([^<]+)<', html))
+    hrefs = sorted(links)
+    assert any("leaf=e1&amp;at=a1&amp;hl=pytest#event-a1" in h for h in hrefs)
+    assert any("leaf=b2&amp;at=b1&amp;hl=pytest#event-b1" in h for h in hrefs)
+    assert html.index("leaf=e1") < html.index("leaf=b2")  # HEAD's branch first
+    assert "<mark>pytest</mark>" in html
+
+
+def test_a_hostile_snippet_stays_text(client, conversation):
+    html = client.get(f"/c/{conversation.conversation_id}/search/", {"q": "script"}).content.decode()
+    assert "<script>alert" not in html
+    assert "&lt;<mark>script</mark>&gt;alert(&#x27;x&#x27;)&lt;/<mark>script</mark>&gt;" in html
+    api = client.get(f"/api/conversations/{conversation.conversation_id}/search/", {"q": "script"}).json()
+    assert api["results"][0]["snippet"].endswith("parser.py lexer.py <script>alert('x')</script>")
+
+
+@pytest.mark.parametrize("q", ['"unclosed', "py*test", "*", "", "!!!"])
+def test_bad_syntax_is_a_400_with_the_reason(client, conversation, q):
+    page = client.get(f"/c/{conversation.conversation_id}/search/", {"q": q})
+    if not q:  # the empty search page: just the box
+        assert page.status_code == 200
+    else:
+        assert page.status_code == 400
+        assert "Bad query: q:" in page.content.decode()
+    api = client.get(f"/api/conversations/{conversation.conversation_id}/search/", {"q": q})
+    assert api.status_code == 400 and api.json()["error"].startswith("Bad query: q:")
+
+
+def test_filters_kind_tool_failures_and_this_branch(client, conversation):
+    api = f"/api/conversations/{conversation.conversation_id}/search/"
+
+    def ids(**params):
+        return sorted(r["event_id"] for r in client.get(api, params).json()["results"])
+
+    assert ids(q="parser", kind="ObservationEvent") == ["b2", "o1", "o2"]
+    assert ids(q="frobnicate", tool="terminal") == []
+    assert ids(q="parser", problems="1") == []
+    assert ids(q="frobnicate", problems="1") == ["e1"]
+    assert ids(q="parser", leaf="e1", branch="this") == ["a1", "m1", "o1", "o2"]
+    assert client.get(api, {"q": "x", "branch": "this"}).status_code == 400
+
+
+def test_a_share_link_searches_only_its_conversation(client, conversation, folder):
+    other = import_paths([(folder([message("z1", None, "pytest elsewhere")], conversation_id="cd" * 16), "t")])
+    share = ShareLink.objects.create(conversation=other[0].conversation)
+    html = client.get(f"/s/{share.token}/search/", {"q": "pytest"}).content.decode()
+    assert "z1" in html and "a1" not in html
+    assert f"/s/{share.token}/?leaf=z1" in html  # the links stay under the share link
+
+
+def test_the_conversation_page_has_a_search_box(client, conversation):
+    html = client.get(f"/c/{conversation.conversation_id}/").content.decode()
+    assert f'action="/c/{conversation.conversation_id}/search/"' in html and "data-search-box" in html
+
+
+def test_the_list_searches_event_text_through_the_index(client, conversation, folder):
+    import_paths([(folder([message("z1", None, "something else")], conversation_id="cd" * 16), "t")])
+    html = client.get("/", {"q": "frobnicate"}).content.decode()
+    assert conversation.conversation_id[:12] in html and "cdcdcdcdcdcd" not in html
+    assert client.get("/", {"q": '"open'}).status_code == 400
+
+
+def test_the_list_filters_by_status_model_agent_problems_failures_and_date(client, conversation, folder):
+    import_paths(
+        [(folder([message("z1", None, "calm")], {"execution_status": "finished"}, conversation_id="cd" * 16), "t")]
+    )
+    Conversation.objects.filter(conversation_id="cd" * 16).update(model="gpt-x", agent_kind="Agent")
+
+    def listed(**params):
+        html = client.get("/", params).content.decode()
+        assert client.get("/", params).status_code == 200
+        return {cid for cid in ("ab" * 16, "cd" * 16) if cid[:12] in html}
+
+    assert listed() == {"ab" * 16, "cd" * 16}
+    assert listed(status="finished") == {"cd" * 16}
+    assert listed(model="gpt-x") == {"cd" * 16}
+    assert listed(agent="Agent", q="calm") == {"cd" * 16}
+    assert listed(failures="1") == {"ab" * 16}  # its agent error
+    assert listed(**{"from": "2000-01-01", "to": "2000-01-02"}) == set()
+    assert listed(**{"from": "2000-01-01"}) == {"ab" * 16, "cd" * 16}
+    assert listed(sort="failures", dir="desc", failures="1") == {"ab" * 16}
+    assert client.get("/", {"from": "2001-01-02", "to": "2001-01-01"}).status_code == 400
+    assert client.get("/", {"from": "yesterday"}).status_code == 400
+    # Paging and sorting keep the filters.
+    html = client.get("/", {"status": "finished", "sort": "title"}).content.decode()
+    assert "status=finished&amp;sort=events" in html

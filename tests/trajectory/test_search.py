@@ -1,0 +1,105 @@
+"""The search index's text, the query language and snippets (trajectory.search)."""
+
+from __future__ import annotations
+
+import pytest
+
+from eventviewer.trajectory.search import (
+    EVENT_CHARS,
+    QueryError,
+    branch_leaves,
+    event_text,
+    index_text,
+    marked,
+    parse_query,
+    snippet,
+)
+
+
+def test_event_text_reads_messages_thoughts_calls_outputs_and_errors():
+    action = {
+        "kind": "ActionEvent",
+        "tool_name": "terminal",
+        "thought": [{"type": "text", "text": "Run the tests"}],
+        "action": {"kind": "TerminalAction", "command": "pytest -x tests/"},
+    }
+    observation = {
+        "kind": "ObservationEvent",
+        "observation": {"kind": "TerminalObservation", "content": [{"type": "text", "text": "1 failed"}]},
+    }
+    message = {"kind": "MessageEvent", "llm_message": {"role": "user", "content": [{"type": "text", "text": "Hi"}]}}
+    error = {"kind": "AgentErrorEvent", "error": "Tool 'frobnicate' not found"}
+    assert index_text(event_text(action)) == "terminal run the tests pytest x tests"
+    assert "1 failed" in event_text(observation)
+    assert event_text(message) == "Hi"
+    assert "frobnicate" in index_text(event_text(error))
+
+
+def test_event_text_is_bounded():
+    huge = {"kind": "ObservationEvent", "observation": {"content": [{"text": "word " * 100_000}] * 10}}
+    assert len(event_text(huge)) <= EVENT_CHARS
+
+
+@pytest.mark.parametrize(
+    ("text", "fts5", "tsquery"),
+    [
+        ("pytest", '"pytest"', "'pytest'"),
+        ("Exit Code", '"exit" AND "code"', "'exit' & 'code'"),
+        ('"no such file"', '"no such file"', "('no' <-> 'such' <-> 'file')"),
+        ("pyt*", '"pyt"*', "'pyt':*"),
+        ("src/app.py", '"src app py"', "('src' <-> 'app' <-> 'py')"),
+        ('"exit cod"* ls', '"exit cod"* AND "ls"', "('exit' <-> 'cod':*) & 'ls'"),
+    ],
+)
+def test_queries_are_written_for_both_databases(text, fts5, tsquery):
+    query = parse_query(text)
+    assert query.fts5() == fts5
+    assert query.tsquery() == tsquery
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("", "empty"),
+        ('"unclosed', "not closed"),
+        ("py*test", "at the end of a word"),
+        ("*", "at least one letter"),
+        ('""', "no words"),
+        ("!!! ???", "no words"),
+        ("x" * 201, "longer than"),
+        (" ".join(["w"] * 17), "at most 16"),
+    ],
+)
+def test_bad_queries_say_why(text, reason):
+    with pytest.raises(QueryError, match=reason):
+        parse_query(text)
+
+
+def test_matches_are_marked_whole_words_and_prefixes():
+    query = parse_query("fail pyt*")
+    pieces = marked("failed: Pytest fail; python", query)
+    assert [p for p, hit in pieces if hit] == ["Pytest", "fail", "python"]
+    assert "".join(p for p, _ in pieces) == "failed: Pytest fail; python"
+
+
+def test_a_snippet_is_cut_around_the_first_match():
+    text = "lorem " * 100 + "the needle is here " + "ipsum " * 100
+    pieces = snippet(text, parse_query("needle"))
+    assert pieces[0] == ("…", False) and pieces[-1] == ("…", False)
+    assert ("needle", True) in pieces
+    assert len("".join(p for p, _ in pieces)) < 200
+
+
+def test_a_snippet_keeps_hostile_text_as_text():
+    pieces = snippet("<script>alert(1)</script> boom", parse_query("script"))
+    assert "".join(p for p, _ in pieces) == "<script>alert(1)</script> boom"
+
+
+def test_a_result_opens_head_s_branch_or_the_newest_leaf_below_it():
+    #   1 - 2 - 3 (HEAD)
+    #        \- 4 - 5
+    #            \- 6 (newest)   7: a hook beside 4
+    nodes = [(1, None, 1, False), (2, 1, 2, False), (3, 2, 3, False), (4, 2, 4, False), (5, 4, 5, False)]
+    nodes += [(6, 4, 6, False), (7, 4, 7, True)]
+    leaves = branch_leaves(nodes, head=3)
+    assert leaves == {1: 3, 2: 3, 3: 3, 4: 6, 5: 5, 6: 6, 7: 6}
