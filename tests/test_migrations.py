@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 from django.db import connection
-from django.db.models import F
 from django.db.migrations.executor import MigrationExecutor
+from django.db.models import F
 
 from eventviewer.models import EventPayload
 
@@ -61,9 +61,7 @@ def test_base_states_move_to_their_own_table_and_back():
     migrate(BOUNDS)
     # Only the columns that exist at BOUNDS: later migrations add some to Conversation.
     states = ConversationState.objects.annotate(conversation_key=F("conversation__conversation_id"))
-    assert [(s.conversation_key, s.raw) for s in states] == [
-        ("b" * 32, b'{"id": "b", "n": 1.10}')
-    ]
+    assert [(s.conversation_key, s.raw) for s in states] == [("b" * 32, b'{"id": "b", "n": 1.10}')]
     old = migrate(PACKED_PAYLOADS)
     states = dict(old.get_model("eventviewer", "Conversation").objects.values_list("conversation_id", "base_state"))
     assert states == {"b" * 32: '{"id": "b", "n": 1.10}', "c" * 32: ""}
