@@ -97,7 +97,7 @@ class BranchListForm(forms.Form):
     """The branch list beside the diagram: ``bq`` filters it, ``bsort``/``bdir`` order it,
     ``bpage`` pages through it."""
 
-    SORTS = ("recent", "label", "fork", "length", "outcome")
+    SORTS = ("recent", "label", "fork", "length", "outcome", "problems")
     bq = forms.CharField(max_length=200, required=False)
     bsort = forms.ChoiceField(choices=[(k, k) for k in SORTS], required=False)
     bdir = forms.ChoiceField(choices=[("asc", "asc"), ("desc", "desc")], required=False)

@@ -22,7 +22,7 @@ from django.utils import timezone
 from eventviewer.trajectory import files, kinds, runs
 from eventviewer.trajectory.cards import Card
 from eventviewer.trajectory.events import SUMMARY_LENGTH, Light, one_line
-from eventviewer.trajectory.pairing import Pairing, referenced_actions
+from eventviewer.trajectory.pairing import Identity, Pairing, problems_per_leaf, referenced_actions
 from eventviewer.trajectory.reading import Reading, read
 from eventviewer.trajectory.search import branch_leaves
 from eventviewer.trajectory.skeleton import Node, build_skeleton, event_label
@@ -174,6 +174,7 @@ class Conversation(models.Model):
         skeleton = build_skeleton(nodes, head)
         del nodes
         self._describe_kept(skeleton)
+        self._count_leaf_problems(skeleton)
         self.skeleton = skeleton
         self.event_count = self.events.count() if event_count is None else event_count
         self.leaf_count = sum(1 for node in skeleton["nodes"] if node["leaf"])
@@ -211,6 +212,19 @@ class Conversation(models.Model):
             if node["run"]:
                 node["run"]["first_label"] = labels.get(node["run"]["first"], "")
                 node["run"]["last_label"] = labels.get(node["run"]["last"], "")
+
+    def _count_leaf_problems(self, skeleton: dict) -> None:
+        """Each leaf's pending actions and mismatched results, for the branch list: one walk
+        of the tree's identity columns (see ``pairing.problems_per_leaf``)."""
+        rows = self.events.filter(depth__isnull=False).values_list(*columns_of(Identity)).order_by()
+        # The ORM's SQL on a plain cursor: Django's per-row converters would cost more
+        # than the walk (a flag comes back as 0/1 on SQLite, which counts the same).
+        with connection.cursor() as cursor:
+            cursor.execute(*rows.query.sql_with_params())
+            found = problems_per_leaf(map(Identity._make, cursor))
+        for node in skeleton["nodes"]:
+            if node["leaf"] and node["id"] in found:
+                node["pending"], node["mismatched"] = found[node["id"]]
 
     def _tree_nodes(self) -> list[Node]:
         rows = self.events.filter(depth__isnull=False).light_rows()
@@ -401,8 +415,12 @@ def _cached(key: str, compute: Callable[[], Any]) -> Any:
     return found
 
 
-# The Event columns that hold a Light's fields, in the Light's order.
-LIGHT_COLUMNS = tuple({"pk": "id", "parent_pk": "parent_id"}.get(name, name) for name in Light._fields)
+def columns_of(row_type: type[NamedTuple]) -> tuple[str, ...]:
+    """The Event columns that hold a row type's fields (Light's, or a part of them), in its order."""
+    return tuple({"pk": "id", "parent_pk": "parent_id"}.get(name, name) for name in row_type._fields)
+
+
+LIGHT_COLUMNS = columns_of(Light)
 _FLAGS = [i for i, name in enumerate(Light._fields) if isinstance(Light._field_defaults.get(name), bool)]
 
 

@@ -10,7 +10,7 @@ from xml.etree import ElementTree
 import pytest
 from django.test import override_settings
 
-from eventviewer.models import Conversation, ShareLink
+from eventviewer.models import Conversation, Event, ShareLink
 
 from .conftest import action, fixture_folder, message, observation, text_of
 
@@ -502,6 +502,23 @@ def test_the_branch_list_sorts_by_a_column_as_an_htmx_partial(site, imported, qu
     lengths = re.findall(r'<td class="num">(\d+)</td>', html)
     assert lengths[0] == first_length
     assert f"bsort=length&amp;bdir={'asc' if query['bdir'] == 'desc' else 'desc'}" in html  # the next click flips it
+
+
+def test_each_branch_row_counts_its_own_problems_as_reading_that_branch_does(site, db):
+    conversation = _import_demo("problems")
+    html = site.get(conversation.get_absolute_url(), {"bsort": "problems", "bdir": "desc"}).content.decode()
+    rows = re.findall(r'<tr class="(?:selected)?">(.*?)</tr>', html, re.S)
+    assert len(rows) == 2
+    texts = [re.sub(r"<[^>]+>", " ", row) for row in rows]
+    leaves = [re.search(r'href="[^"]*\?leaf=([^&"]+)', row).group(1) for row in rows]
+    for text, leaf_id in zip(texts, leaves, strict=True):
+        pairing = conversation.read_path(Event.objects.get(conversation=conversation, event_id=leaf_id)).pairing
+        if pairing.problem_count:
+            assert f"{len(pairing.pending)} pending" in text and f"{len(pairing.mismatched)} mismatched" in text
+        else:
+            assert "none" in text and "pending" not in text
+    assert "2 pending" in texts[0] and "3 mismatched" in texts[0]  # sorted: most problems first
+    assert "none" in texts[1]
 
 
 def test_the_branch_list_filters_and_says_when_nothing_matches(site, imported):

@@ -9,7 +9,7 @@ come in any order. An action without a valid result is pending; an invalid call 
 
 from __future__ import annotations
 
-from collections.abc import Container, Sequence
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -154,3 +154,104 @@ def _check_result(
             action_id,
         )
     return None
+
+
+class Identity(NamedTuple):
+    """What ``problems_per_leaf`` reads of a tree event: its place and its identity triple."""
+
+    pk: int
+    parent_pk: int | None
+    event_id: str
+    kind: str
+    tool_name: str
+    tool_call_id: str
+    action_id: str
+    executable: bool
+
+
+class LeafProblems(NamedTuple):
+    pending: int
+    mismatched: int
+
+    @property
+    def total(self) -> int:
+        return self.pending + self.mismatched
+
+
+def problems_per_leaf(events: Iterable[Identity]) -> dict[str, LeafProblems]:
+    """``pair``'s counts for the branch of every leaf of a tree at once, in one walk.
+
+    ``events`` are the tree's events (a stored row of each: ``Identity``). A
+    result's fate depends only on the events above it, so a depth-first walk that undoes
+    each event's effect on the way back up gives every branch the counts ``pair`` gives
+    it, without reading each branch on its own (a branch list of 300 branches of 10,000
+    events would be 3 million steps)."""
+    by_pk: dict[int, Identity] = {}
+    children: dict[int | None, list[int]] = {}
+    for event in events:
+        by_pk[event.pk] = event
+        children.setdefault(event.parent_pk, []).append(event.pk)
+    seen: dict[str, Identity] = {}  # action id -> action, on the way down
+    by_call: dict[str, list[Identity]] = {}  # tool_call_id -> the actions that made it, latest last
+    answered: set[str] = set()
+    counts = [0, 0, 0]  # executable actions, of which answered, mismatched results
+    found: dict[str, LeafProblems] = {}
+
+    def enter(event: Identity) -> tuple[str, ...]:
+        """Apply ``event``; return what undoes it."""
+        if event.kind == ACTION:
+            seen[event.event_id] = event
+            if event.tool_call_id:
+                by_call.setdefault(event.tool_call_id, []).append(event)
+            counts[0] += event.executable
+            return ("action",)
+        action: Identity | None = None
+        if event.kind in ACTION_RESULTS:
+            action = seen.get(event.action_id) if event.action_id else None
+            if action is not None and (event.tool_call_id, event.tool_name) != (action.tool_call_id, action.tool_name):
+                action = None
+        elif event.kind == AGENT_ERROR and event.tool_call_id:
+            made = by_call.get(event.tool_call_id)
+            action = made[-1] if made else None
+            if action is not None and event.tool_name and action.tool_name and event.tool_name != action.tool_name:
+                action = None
+        else:
+            return ()
+        if action is None or action.event_id in answered:  # no fitting action, or a second result
+            counts[2] += 1
+            return ("mismatched",)
+        answered.add(action.event_id)
+        counts[1] += action.executable
+        return ("answered", action.event_id, "1" if action.executable else "")
+
+    def leave(event: Identity, undo: tuple[str, ...]) -> None:
+        if not undo:
+            return
+        if undo[0] == "action":
+            del seen[event.event_id]
+            if event.tool_call_id:
+                by_call[event.tool_call_id].pop()
+            counts[0] -= event.executable
+        elif undo[0] == "mismatched":
+            counts[2] -= 1
+        else:
+            answered.discard(undo[1])
+            counts[1] -= bool(undo[2])
+
+    # Iterative, so that a branch a million events deep needs no recursion.
+    stack: list[tuple[int, tuple[str, ...] | None]] = [(pk, None) for pk in reversed(children.get(None, []))]
+    while stack:
+        pk, undo = stack.pop()
+        event = by_pk[pk]
+        if undo is not None:  # on the way back up
+            leave(event, undo)
+            continue
+        applied = enter(event)
+        below = children.get(pk)
+        if not below:
+            found[event.event_id] = LeafProblems(counts[0] - counts[1], counts[2])
+            leave(event, applied)
+            continue
+        stack.append((pk, applied))
+        stack.extend((child, None) for child in reversed(below))
+    return found

@@ -213,10 +213,18 @@ class Branch(NamedTuple):
     fork_depth: int | None
     first: str | None  # its first event after the fork
     first_label: str  # what happens there: the first message or action of its own
+    pending: int | None = None  # actions without a result on it (None: not counted yet)
+    mismatched: int | None = None  # results on it that do not fit their action
 
     @property
     def length(self) -> int:
         return self.depth + 1
+
+    @property
+    def problems(self) -> int | None:
+        if self.pending is None or self.mismatched is None:
+            return None
+        return self.pending + self.mismatched
 
 
 def describe_branches(skeleton: dict[str, Any], selected: Iterable[str]) -> list[Branch]:
@@ -266,6 +274,8 @@ def describe_branches(skeleton: dict[str, Any], selected: Iterable[str]) -> list
                 kept[fork]["depth"] if fork is not None else None,
                 first,
                 first_label,
+                node.get("pending"),
+                node.get("mismatched"),
             )
         )
     branches.sort(key=lambda b: b.seq, reverse=True)

@@ -23,6 +23,7 @@ BRANCH_COLUMNS = [  # key, heading, natural direction
     ("fork", "Forks at", "asc"),
     ("length", "Events", "desc"),
     ("outcome", "Outcome", "asc"),
+    ("problems", "Problems", "desc"),
     ("recent", "Last activity", "desc"),
 ]
 BRANCH_SORTS: dict[str, Callable[[Branch], Any]] = {
@@ -30,6 +31,7 @@ BRANCH_SORTS: dict[str, Callable[[Branch], Any]] = {
     "fork": lambda b: -1 if b.fork_depth is None else b.fork_depth,
     "length": lambda b: b.depth,
     "outcome": lambda b: b.outcome,
+    "problems": lambda b: -1 if b.problems is None else b.problems,
     "recent": lambda b: b.seq,
 }
 

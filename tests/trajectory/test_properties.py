@@ -6,6 +6,7 @@ simplest possible way, on random logs that hypothesis shrinks when they fail.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import pytest
@@ -13,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eventviewer.trajectory import kinds
-from eventviewer.trajectory.pairing import pair
+from eventviewer.trajectory.pairing import pair, problems_per_leaf
 from eventviewer.trajectory.projection import project
 from eventviewer.trajectory.tree import Entry, TreeError, build_tree
 
@@ -498,3 +499,33 @@ def test_an_observation_answers_exactly_when_the_brute_force_rule_says_so(args):
             assert mismatch.code and mismatch.reason and "\n" not in mismatch.reason
             if fits:
                 assert mismatch.code == "duplicate"
+
+
+@dataclass
+class Placed(Ev):
+    """An event placed in a tree, as the stored rows are."""
+
+    pk: int = 0
+    parent_pk: int | None = None
+
+
+@FAST
+@given(paired_paths(), st.data())
+def test_the_one_walk_counts_each_branchs_problems_as_pairing_that_branch_does(args, data):
+    path, _ = args
+    placed: list[Placed] = []
+    for pk, e in enumerate(path, start=1):  # each event hangs on an earlier one, or is a root
+        parent = data.draw(st.sampled_from([None, *[p.pk for p in placed]]))
+        placed.append(Placed(**vars(e), pk=pk, parent_pk=parent))
+    by_pk = {p.pk: p for p in placed}
+    parents = {p.parent_pk for p in placed}
+    found = problems_per_leaf(placed)
+    leaves = [p for p in placed if p.pk not in parents]
+    assert set(found) == {p.event_id for p in leaves}
+    for leaf in leaves:
+        branch, current = [], leaf
+        while current is not None:
+            branch.append(current)
+            current = by_pk.get(current.parent_pk) if current.parent_pk else None
+        expected = pair(branch[::-1])
+        assert found[leaf.event_id] == (len(expected.pending), len(expected.mismatched))
