@@ -162,6 +162,7 @@ def test_a_small_raster_data_url_is_shown_inline():
         (3, "an image without a usable address"),
         ("https://example.com/a.png", "an image at https://example.com/a.png"),
         ("data:image/svg+xml;base64,PHN2Zz4=", "an embedded image/svg+xml, not shown"),
+        ("data:image/svg+xml;charset=utf-8;base64,PHN2Zz4=", "an embedded image/svg+xml, not shown"),
         ("data:image/png;base64,<script>", "an embedded image/png, not shown"),
         ("data:;base64,AAAA", "an embedded file, not shown"),
         ("data:text/html,<b>", "an embedded text/html,<b>, not shown"),
@@ -217,6 +218,12 @@ def test_tool_arguments_that_are_not_json_are_shown_as_the_model_wrote_them():
     assert tool_arguments({"tool_call": {"arguments": '{"command": "ls"'}}) == '{"command": "ls"'
     deep = "[" * 100_000 + "]" * 100_000
     assert tool_arguments({"tool_call": {"arguments": deep}}) == deep
+
+
+def test_tool_arguments_up_to_the_event_pages_limit_are_laid_out():
+    exactly = json.dumps({"a": "x" * (FULL_TEXT_CHARS - 9)})
+    assert len(exactly) == FULL_TEXT_CHARS
+    assert tool_arguments({"tool_call": {"arguments": exactly}}).startswith('{\n  "a": "xxx')
 
 
 def test_huge_tool_arguments_are_cut_at_the_event_pages_limit():

@@ -243,6 +243,16 @@ def test_an_invalid_call_is_a_warning_with_the_arguments_the_model_wrote():
     assert failure(event_json("simple", 2)) == ""
 
 
+def test_an_action_of_the_wrong_shape_is_an_invalid_call():
+    card = card_for({"kind": "ActionEvent", "action": "junk", "tool_name": "t"})
+    assert (card.tone, card.action_kind, card.command) == ("warn", "", "")
+
+
+def test_an_action_shows_its_thinking_blocks():
+    data = {"kind": "ActionEvent", "action": {}, "thinking_blocks": [{"thinking": "first, look"}]}
+    assert card_for(data).thinking == ["first, look"]
+
+
 def test_an_action_without_a_tool_is_a_tool_call():
     assert card_for({"kind": "ActionEvent", "action": {"kind": "X"}}).label == "tool call"
 
@@ -335,6 +345,8 @@ def test_a_task_result_says_which_sub_agent_did_it():
     card = card_for(event_json("subagent", 4))
     assert card.facts == [("task id", "task_00000001"), ("subagent", "helper"), ("status", "completed")]
     assert card.output.text == "README.md has 3 lines."
+    partial = {"kind": "ObservationEvent", "observation": {"kind": "TaskObservation", "status": "running"}}
+    assert card_for(partial).facts == [("status", "running")]
     other = {"kind": "ObservationEvent", "observation": {"kind": "TerminalObservation", "status": "done"}}
     assert card_for(other).facts == []
 
