@@ -27,6 +27,7 @@ from eventviewer.trajectory.timeline import timeline_svg
 from eventviewer.trajectory.window import NotOnBranch, Span, problems_near, window
 from eventviewer.views import turns as branch_turns
 from eventviewer.views.branches import branch_list
+from eventviewer.views.columns import sortable
 from eventviewer.views.problems import Reasons, problem_lines
 
 LIST_COLUMNS = [
@@ -164,11 +165,7 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
     page = Paginator(conversations, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(form.cleaned_data["page"] or 1)
     sort = form.cleaned_data["sort"] or "imported"
     direction = form.cleaned_data["dir"] or ("asc" if sort == "title" else "desc")
-    columns = []
-    for key, label in LIST_COLUMNS:
-        natural = "asc" if key == "title" else "desc"
-        flipped = {"asc": "desc", "desc": "asc"}[direction]
-        columns.append((key, label, key not in ("title", "status", "imported"), flipped if key == sort else natural))
+    columns = sortable(LIST_COLUMNS, sort, direction, ascending=("title",), text=("title", "status", "imported"))
     context = {
         "page": page,
         "q": q,

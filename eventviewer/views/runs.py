@@ -12,6 +12,7 @@ from eventviewer.forms import RunCompareForm, RunForm
 from eventviewer.lookups import checked
 from eventviewer.models import Instance, Run
 from eventviewer.trajectory import runs
+from eventviewer.views.columns import sortable
 
 RUN_COLUMNS = [
     ("instance", "Instance"),
@@ -67,11 +68,8 @@ def run_detail(request: HttpRequest, slug: str) -> HttpResponse:
     )
     sort = form.cleaned_data["sort"] or "instance"
     direction = form.cleaned_data["dir"] or ("asc" if sort in ("instance", "outcome") else "desc")
-    columns = []
-    for key, label in RUN_COLUMNS:
-        natural = "asc" if key in ("instance", "outcome") else "desc"
-        flipped = {"asc": "desc", "desc": "asc"}[direction]
-        columns.append((key, label, key not in ("instance", "outcome"), flipped if key == sort else natural))
+    text = ("instance", "outcome")
+    columns = sortable(RUN_COLUMNS, sort, direction, ascending=text, text=text)
     context = {
         "run": run,
         "model": runs.model_of(run.metadata, None),
