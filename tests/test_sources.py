@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import shutil
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -405,3 +406,40 @@ def test_compare_lists_the_instances_that_flipped(user_client, tmp_path):
     assert "Resolved in A, not in B (1) parallel-with-invalid-call A: resolved B: failed" in text
     assert user_client.get("/runs/compare/?a=a").status_code == 400
     assert user_client.get("/runs/compare/?a=a&b=zzz").status_code == 404
+
+
+# The Import page recognises the formats
+
+
+def test_an_uploaded_evaluation_output_becomes_a_run(client, open_site):
+    with open(PARALLEL_PENDING, "rb") as f:
+        response = client.post("/import/", {"files": f})
+    html = client.get(response["Location"]).content.decode()
+    conversation = instance("confirmation-pending").conversation
+    assert f'href="{conversation.get_absolute_url()}"' in html and "6 new events, 0 unchanged" in html
+    assert Run.objects.get().name == "parallel-pending"
+
+
+def test_an_uploaded_zip_of_the_app_server_layout_imports(client, open_site, tmp_path):
+    archive = tmp_path / "openhands.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for path in APP_HOME.rglob("*"):
+            if path.is_file():
+                z.write(path, str(path.relative_to(APP_HOME)))
+    with open(archive, "rb") as f:
+        response = client.post("/import/", {"files": f})
+    html = client.get(response["Location"]).content.decode()
+    for conversation_id in ("cacbc37bb14848e78a86c44fd00affdb", "0eb8b4d7d1a14751b2b449213c4127d1"):
+        assert f'href="/c/{conversation_id}/"' in html
+
+
+def test_an_uploaded_bad_v0_trajectory_says_which_event(client, open_site, tmp_path):
+    events = json.loads(V0_TRAJECTORY.read_text())
+    events[1]["id"] = 0
+    bad = tmp_path / "trajectory.json"
+    bad.write_text(json.dumps(events))
+    with open(bad, "rb") as f:
+        response = client.post("/import/", {"files": f})
+    html = client.get(response["Location"]).content.decode()
+    assert "Nothing was imported" in html and "trajectory.json[1]: event 0: duplicate event id" in html
+    assert Conversation.objects.count() == 0

@@ -53,8 +53,11 @@ class Row:
 
 
 def first_line(files: Files, name: str) -> Any:
-    """The first JSON line of a .jsonl file, parsed (None when it is not JSON)."""
+    """The first JSON line of a .jsonl file, parsed (None when it is not JSON, or the file
+    is over the size limit: reading it as events then says so)."""
     try:
+        if files.size(name) > settings.EVENTVIEWER_MAX_FILE_BYTES:
+            return None
         with files.open(name) as f:
             for line in iter(lambda: f.readline(settings.EVENTVIEWER_MAX_FILE_BYTES + 1), b""):
                 if line.strip():

@@ -31,6 +31,7 @@ _ACTIONS: dict[str, tuple[str, str]] = {
     "recall": ("RecallAction", "recall"),
     "delegate": ("AgentDelegateAction", "delegate"),
     "call_tool_mcp": ("MCPAction", "mcp"),
+    "task_tracking": ("TaskTrackerAction", "task_tracker"),
 }
 _OBSERVATIONS: dict[str, str] = {
     "run": "ExecuteBashObservation",
@@ -43,6 +44,7 @@ _OBSERVATIONS: dict[str, str] = {
     "recall": "RecallObservation",
     "delegate": "AgentDelegateObservation",
     "mcp": "MCPObservation",
+    "task_tracking": "TaskTrackerObservation",
 }
 # The file_editor command a V0 read or write stands for.
 _EDITOR_COMMANDS = {"read": "view", "write": "create"}
@@ -91,8 +93,15 @@ class Converter:
         name = data["action"]
         args = _mapping(data.get("args"))
         meta = _mapping(data.get("tool_call_metadata"))
-        if name in ("message", "system") or (name not in _ACTIONS and not meta):
+        if name in ("message", "system"):
             return self._message(data, base, name, args)
+        if name == "condensation":
+            return {**base, **_condensation(args)}
+        if name == "condensation_request":
+            return {**base, "kind": "CondensationRequest"}
+        if name not in _ACTIONS and not meta:
+            # Not a tool call (the agent's state changing, a pause): shown as the V0 event it is.
+            return {**base, "kind": f"V0Action.{name}"[:100], "summary": _text(data.get("message"))}
         kind, default_tool = _ACTIONS.get(name, ("V0Action", name))
         tool_name = _text(meta.get("function_name")) or default_tool
         call_id = _text(meta.get("tool_call_id")) or f"v0-{base['id']}"
@@ -145,8 +154,17 @@ class Converter:
         tool_name = tool_name or _text(meta.get("function_name"))
         if name == "error":
             return {**base, "kind": "AgentErrorEvent", "error": text, "tool_call_id": call_id, "tool_name": tool_name}
-        if name == "condense" or name == "agent_condensation":
+        if name == "condense":
             return {**base, "kind": "Condensation", "summary": text, "forgotten_event_ids": []}
+        if name == "user_rejected" and action_id:
+            return {
+                **base,
+                "kind": "UserRejectObservation",
+                "rejection_reason": text,
+                "action_id": action_id,
+                "tool_call_id": call_id,
+                "tool_name": tool_name,
+            }
         if not action_id:
             # Not an answer to an action (the agent's state changing, a null observation):
             # shown as the V0 event it is.
@@ -191,6 +209,24 @@ def metrics_of(events: Iterable[Any]) -> dict[str, Any] | None:
         if isinstance(event, dict) and isinstance(event.get("llm_metrics"), dict):
             found = event["llm_metrics"]
     return found
+
+
+def _condensation(args: dict[str, Any]) -> dict[str, Any]:
+    """A V0 condensation forgets listed ids, or every id from a start to an end."""
+    listed = args.get("forgotten_event_ids")
+    start, end = args.get("forgotten_events_start_id"), args.get("forgotten_events_end_id")
+    if isinstance(listed, list):
+        forgotten = [str(i) for i in listed if isinstance(i, int) and not isinstance(i, bool)]
+    elif isinstance(start, int) and isinstance(end, int) and 0 <= end - start < 1_000_000:
+        forgotten = [str(i) for i in range(start, end + 1)]
+    else:
+        forgotten = []
+    return {
+        "kind": "Condensation",
+        "forgotten_event_ids": forgotten,
+        "summary": args.get("summary") if isinstance(args.get("summary"), str) else None,
+        "summary_offset": args.get("summary_offset") if isinstance(args.get("summary_offset"), int) else None,
+    }
 
 
 def _arguments(response: dict[str, Any], call_id: str) -> str:

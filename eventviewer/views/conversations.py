@@ -32,6 +32,7 @@ from eventviewer.trajectory.timeline import timeline_svg
 from eventviewer.trajectory.window import NotOnBranch, Span, problems_near, window
 from eventviewer.views import turns as branch_turns
 from eventviewer.views.branches import branch_list
+from eventviewer.views.columns import sortable
 from eventviewer.views.problems import Reasons, problem_lines
 
 LIST_COLUMNS = [
@@ -204,11 +205,7 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
     page = Paginator(conversations, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(params["page"] or 1)
     sort = params["sort"] or "imported"
     direction = params["dir"] or ("asc" if sort == "title" else "desc")
-    columns = []
-    for key, label in LIST_COLUMNS:
-        natural = "asc" if key == "title" else "desc"
-        flipped = {"asc": "desc", "desc": "asc"}[direction]
-        columns.append((key, label, key not in ("title", "status", "imported"), flipped if key == sort else natural))
+    columns = sortable(LIST_COLUMNS, sort, direction, ascending=("title",), text=("title", "status", "imported"))
     filtered = any(params[k] for k in ("q", "run", "status", "model", "agent", "problems", "failures")) or any(
         params[k] for k in ("imported_from", "imported_to")
     )

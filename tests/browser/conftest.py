@@ -287,6 +287,9 @@ def page_types(demo, make_user, tmp_path) -> list[PageType]:
         conversation=branching, leaf_event_id=other_leaf(branching), note="Look at the retry " * 8
     )
     gone = ShareLink.objects.create(conversation=branching, revoked_at=timezone.now())
+    evaluation = ROOT / "tests" / "fixtures" / "evaluation"
+    (pending, *_) = import_paths([(evaluation / "parallel-pending.jsonl", "parallel-pending.jsonl")], run="fixtures")
+    import_paths([(evaluation / "output.jsonl", "output.jsonl")], run="safety")
     return [
         PageType("list", "/", True),
         PageType("conversation", branching.get_absolute_url(), True),
@@ -304,6 +307,10 @@ def page_types(demo, make_user, tmp_path) -> list[PageType]:
         PageType("long conversation", demo["long-300"].get_absolute_url(), True),
         PageType("event", f"{wide.get_absolute_url()}events/a1/", True),
         PageType("import", "/import/", True),
+        PageType("runs", "/runs/", True),
+        PageType("run", "/runs/fixtures/", True),
+        PageType("runs compared", "/runs/compare/?a=fixtures&b=safety", True),
+        PageType("instance", pending.conversation.get_absolute_url(), True),
         PageType("revoke", f"{branching.get_absolute_url()}share/{share.pk}/revoke/", True),
         PageType("404", "/no/such/page/", True, 404),
         PageType("400", "/c/zzz/", True, 400),

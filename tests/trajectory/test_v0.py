@@ -78,3 +78,41 @@ def test_the_v0_event_is_kept_and_what_is_not_v0_passes_through():
 def test_metrics_are_the_last_accumulated_ones():
     metrics = v0.metrics_of(history())
     assert metrics is not None and metrics["accumulated_token_usage"]["prompt_tokens"] == 565158
+
+
+def test_a_condensation_forgets_its_range_and_a_state_change_stays_a_v0_event():
+    converter = v0.Converter()
+    condensed = converter.convert(
+        {
+            "id": 40,
+            "source": "agent",
+            "action": "condensation",
+            "args": {
+                "forgotten_events_start_id": 5,
+                "forgotten_events_end_id": 8,
+                "summary": "so far",
+                "summary_offset": 1,
+            },
+        }
+    )
+    assert describe(condensed).kind == kinds.CONDENSATION
+    assert condensed["forgotten_event_ids"] == ["5", "6", "7", "8"] and condensed["summary"] == "so far"
+    listed = converter.convert({"id": 41, "action": "condensation", "args": {"forgotten_event_ids": [3, 9]}})
+    assert listed["forgotten_event_ids"] == ["3", "9"]
+    state = converter.convert({"id": 42, "source": "environment", "action": "change_agent_state", "args": {}})
+    assert state["kind"] == "V0Action.change_agent_state"
+
+
+def test_a_rejected_call_is_a_user_rejection_of_its_cause():
+    converter = v0.Converter()
+    call = converter.convert(
+        {
+            "id": 1,
+            "action": "run",
+            "args": {"command": "rm -rf /"},
+            "tool_call_metadata": {"tool_call_id": "t1", "function_name": "execute_bash"},
+        }
+    )
+    refusal = converter.convert({"id": 2, "observation": "user_rejected", "cause": 1, "content": "no"})
+    light = describe(refusal)
+    assert (light.kind, light.action_id, light.tool_call_id) == (kinds.USER_REJECT, "1", call["tool_call_id"])
