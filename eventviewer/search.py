@@ -21,7 +21,7 @@ TABLE = "eventviewer_eventtext"
 MAX_HITS = 2000  # matches read per search, best first; more are counted as "2,000+"
 
 # An event's row goes with the event however it is deleted (in batches, by the ORM's
-# cascade, in the admin): a trigger on SQLite, a cascading foreign key on PostgreSQL.
+# cascade, in the admin, by a test database's flush): triggers on the event table.
 SQLITE_SCHEMA = [
     # rowid: the event's pk; conversation: "c<its pk>", so that a search in one conversation
     # is an intersection in the index, not a join. Diacritics kept, as PostgreSQL's
@@ -33,7 +33,7 @@ SQLITE_SCHEMA = [
 ]
 POSTGRESQL_SCHEMA = [
     f"""CREATE TABLE {TABLE} (
-        event_id bigint PRIMARY KEY REFERENCES eventviewer_event (id) ON DELETE CASCADE,
+        event_id bigint PRIMARY KEY,
         conversation_id bigint NOT NULL,
         body text NOT NULL,
         -- Words split as FTS5's unicode61 splits them (and as the query parser does):
@@ -44,7 +44,30 @@ POSTGRESQL_SCHEMA = [
     )""",
     # Searches: tsv @@ query, within a conversation or across all of them.
     f"CREATE INDEX eventtext_tsv_idx ON {TABLE} USING gin (tsv)",
+    # No foreign key: a TRUNCATE of the events (Django's flush) would refuse to run.
+    f"""CREATE FUNCTION eventtext_delete() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+        DELETE FROM {TABLE} WHERE event_id IN (SELECT id FROM gone);
+        RETURN NULL;
+    END $$""",
+    """CREATE TRIGGER eventtext_delete AFTER DELETE ON eventviewer_event
+        REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION eventtext_delete()""",
+    f"""CREATE FUNCTION eventtext_truncate() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+        TRUNCATE {TABLE};
+        RETURN NULL;
+    END $$""",
+    """CREATE TRIGGER eventtext_truncate AFTER TRUNCATE ON eventviewer_event
+        FOR EACH STATEMENT EXECUTE FUNCTION eventtext_truncate()""",
 ]
+UNDO = {
+    "sqlite": ["DROP TRIGGER eventtext_delete", f"DROP TABLE {TABLE}"],
+    "postgresql": [
+        "DROP TRIGGER eventtext_delete ON eventviewer_event",
+        "DROP TRIGGER eventtext_truncate ON eventviewer_event",
+        "DROP FUNCTION eventtext_delete",
+        "DROP FUNCTION eventtext_truncate",
+        f"DROP TABLE {TABLE}",
+    ],
+}
 
 
 def parsed(text: str) -> Query:
