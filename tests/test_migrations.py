@@ -51,14 +51,16 @@ def test_payloads_stored_as_text_are_packed_and_read_back_the_same():
 
 @pytest.mark.django_db(transaction=True)
 def test_base_states_move_to_their_own_table_and_back():
-    from eventviewer.models import ConversationState
+    from eventviewer.models import ConversationState, unpack
 
     old = migrate(PACKED_PAYLOADS)
     Conversation = old.get_model("eventviewer", "Conversation")
     Conversation.objects.create(conversation_id="b" * 32, base_state='{"id": "b", "n": 1.10}')
     Conversation.objects.create(conversation_id="c" * 32)
     migrate(BOUNDS)
-    assert [(s.conversation.conversation_id, s.raw) for s in ConversationState.objects.all()] == [
+    # Read without the Conversation model, which has columns later migrations add.
+    rows = ConversationState.objects.values_list("conversation__conversation_id", "packed")
+    assert [(cid, unpack(packed)) for cid, packed in rows] == [
         ("b" * 32, b'{"id": "b", "n": 1.10}')
     ]
     old = migrate(PACKED_PAYLOADS)
