@@ -20,6 +20,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import orjson
 from common import (
@@ -46,6 +47,9 @@ TARGET_PAGE_MS = 300
 TARGET_PAGE_BYTES = 2_000_000
 TARGET_API_MS = 200
 TARGET_DIAGRAM_MS = 300
+TARGET_SEARCH_MS = 200
+# Searches inside the biggest conversation: a rare identifier, a phrase, a prefix, a common word.
+SEARCHES = ["module_17", '"unexpected status"', "handl*", "pytest"]
 
 
 @dataclass(frozen=True)
@@ -221,6 +225,10 @@ def bench_pages(size: Size, conversation_id: str, head_depth: int, targeted: boo
         (f"page ?leaf= depth {depth} {size.label}", f"/c/{conversation_id}/?leaf={leaf}", TARGET_PAGE_MS, True),
         (f"path API {size.label}", f"/api/conversations/{conversation_id}/path/", TARGET_API_MS, False),
         (f"diagram {size.label}", f"/c/{conversation_id}/diagram.svg", TARGET_DIAGRAM_MS, False),
+        *(
+            (f"search {q} {size.label}", f"/c/{conversation_id}/search/?{urlencode({'q': q})}", TARGET_SEARCH_MS, False)
+            for q in SEARCHES
+        ),
     ]
     for measure, url, target_ms, is_html in pages:
         result = measure_url(client, url)
@@ -263,9 +271,17 @@ def main() -> int:
     parser.add_argument(
         "--only", default="", help="with --hostile: only inputs whose label holds one of these texts (comma-separated)"
     )
+    parser.add_argument(
+        "--search-corpus",
+        type=int,
+        metavar="N",
+        help="only the search corpus: N conversations of 1,000 events, searched from the list (bench/search.py)",
+    )
     args = parser.parse_args()
     if args.hostile:
         return run_hostile(args)
+    if args.search_corpus:
+        return run_search_corpus(args)
 
     workdir = Path(tempfile.mkdtemp(prefix="eventviewer-bench-"))
     database_url = args.database_url or f"sqlite:///{workdir}/bench.sqlite3"
@@ -343,6 +359,42 @@ def run_hostile(args: argparse.Namespace) -> int:
     total = sum(1 for r in report.rows if r.met is not None)
     write_json(
         BENCH / "hostile-results.json",
+        {"machine": machine, "rows": [asdict(r) for r in report.rows], "targets": {"met": met, "total": total}},
+    )
+    print(f"machine: {machine['cpu_count']} CPUs, Python {machine['python']}, {machine['database']}, {machine['date']}")
+    print_table(report.rows)
+    print(f"targets: {met}/{total} met")
+    return 0
+
+
+def run_search_corpus(args: argparse.Namespace) -> int:
+    import search
+
+    workdir = Path(tempfile.mkdtemp(prefix="eventviewer-bench-"))
+    database_url = args.database_url or f"sqlite:///{workdir}/bench.sqlite3"
+    report = Report()
+    ids: list[str] = []
+    try:
+        setup_django(database_url, migrate=True)
+        logging.getLogger("django.request").setLevel(logging.CRITICAL)
+        from django.db import connection
+
+        ids = search.run(report, workdir, args.search_corpus, measure_url, connection.vendor)
+        machine = {**machine_info(), "database": database_version()}
+    finally:
+        if args.database_url and ids and not args.keep:
+            from eventviewer.models import Conversation
+
+            for conversation in Conversation.objects.filter(conversation_id__in=ids):
+                conversation.delete_in_batches()
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+        else:
+            print(f"kept {workdir}", file=sys.stderr)
+    met = sum(1 for r in report.rows if r.met)
+    total = sum(1 for r in report.rows if r.met is not None)
+    write_json(
+        BENCH / "search-results.json",
         {"machine": machine, "rows": [asdict(r) for r in report.rows], "targets": {"met": met, "total": total}},
     )
     print(f"machine: {machine['cpu_count']} CPUs, Python {machine['python']}, {machine['database']}, {machine['date']}")

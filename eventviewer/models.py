@@ -3,6 +3,8 @@ from __future__ import annotations
 import secrets
 import time
 import uuid
+from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields
 from datetime import datetime
@@ -391,16 +393,25 @@ class Conversation(models.Model):
         columns = ("event_id", "pk", "parent_id", "effect", "timestamp")
         return [files.Ran(*row) for row in self.events.exclude(effect="").order_by("seq").values_list(*columns)]
 
-    def search_leaves(self) -> dict[int, int]:
-        """Each tree event's pk -> the pk of the leaf whose branch a search result on it
-        opens (see ``search.branch_leaves``): kept per process until the next import."""
-        return _cached(f"leaves:{self.pk}:{self.updated_at.timestamp()}:{self.head_id}", self._search_leaves)
+    def search_leaves(self, pks: Iterable[int]) -> dict[int, int]:
+        """Of these events, each tree event's pk -> the pk of the leaf whose branch a search
+        result on it opens (see ``search.branch_leaves``). The whole map is kept per process
+        until the next import, as two arrays: the cache copies what it hands out."""
+        key = f"leaves:{self.pk}:{self.updated_at.timestamp()}:{self.head_id}"
+        keys, leaves = _cached(key, self._search_leaves)
+        found = {}
+        for pk in pks:
+            at = bisect_left(keys, pk)
+            if at < len(keys) and keys[at] == pk:
+                found[pk] = leaves[at]
+        return found
 
-    def _search_leaves(self) -> dict[int, int]:
+    def _search_leaves(self) -> tuple[array, array]:
         rows = self.events.filter(depth__isnull=False).values_list("pk", "parent_id", "seq", "kind")
-        return branch_leaves(
-            [(pk, parent, seq, kind in kinds.SIDE_KINDS) for pk, parent, seq, kind in rows], self.head_id
-        )
+        nodes = [(pk, parent, seq, kind in kinds.SIDE_KINDS) for pk, parent, seq, kind in rows]
+        leaf_of = branch_leaves(nodes, self.head_id)
+        keys = sorted(leaf_of)
+        return array("q", keys), array("q", (leaf_of[k] for k in keys))
 
     def _parents(self) -> dict[int, int | None]:
         return dict(self.events.filter(depth__isnull=False).values_list("pk", "parent_id"))

@@ -18,20 +18,22 @@ from django.db import connection
 from eventviewer.trajectory.search import Query, QueryError, parse_query
 
 TABLE = "eventviewer_eventtext"
-MAX_HITS = 5000  # matches read per search, best first; more are counted as "5,000+"
+MAX_HITS = 2000  # matches read per search, best first; more are counted as "2,000+"
 
 # An event's row goes with the event however it is deleted (in batches, by the ORM's
-# cascade, in the admin): a trigger on SQLite, a cascading foreign key on PostgreSQL.
+# cascade, in the admin, by a test database's flush): triggers on the event table.
 SQLITE_SCHEMA = [
-    # rowid: the event's pk. Diacritics kept, as PostgreSQL's 'simple' configuration does.
-    f"CREATE VIRTUAL TABLE {TABLE} USING fts5(body, tokenize = 'unicode61 remove_diacritics 0')",
+    # rowid: the event's pk; conversation: "c<its pk>", so that a search in one conversation
+    # is an intersection in the index, not a join. Diacritics kept, as PostgreSQL's
+    # 'simple' configuration does.
+    f"CREATE VIRTUAL TABLE {TABLE} USING fts5(body, conversation, tokenize = 'unicode61 remove_diacritics 0')",
     f"""CREATE TRIGGER eventtext_delete AFTER DELETE ON eventviewer_event BEGIN
         DELETE FROM {TABLE} WHERE rowid = old.id;
     END""",
 ]
 POSTGRESQL_SCHEMA = [
     f"""CREATE TABLE {TABLE} (
-        event_id bigint PRIMARY KEY REFERENCES eventviewer_event (id) ON DELETE CASCADE,
+        event_id bigint PRIMARY KEY,
         conversation_id bigint NOT NULL,
         body text NOT NULL,
         -- Words split as FTS5's unicode61 splits them (and as the query parser does):
@@ -42,7 +44,30 @@ POSTGRESQL_SCHEMA = [
     )""",
     # Searches: tsv @@ query, within a conversation or across all of them.
     f"CREATE INDEX eventtext_tsv_idx ON {TABLE} USING gin (tsv)",
+    # No foreign key: a TRUNCATE of the events (Django's flush) would refuse to run.
+    f"""CREATE FUNCTION eventtext_delete() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+        DELETE FROM {TABLE} WHERE event_id IN (SELECT id FROM gone);
+        RETURN NULL;
+    END $$""",
+    """CREATE TRIGGER eventtext_delete AFTER DELETE ON eventviewer_event
+        REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION eventtext_delete()""",
+    f"""CREATE FUNCTION eventtext_truncate() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+        TRUNCATE {TABLE};
+        RETURN NULL;
+    END $$""",
+    """CREATE TRIGGER eventtext_truncate AFTER TRUNCATE ON eventviewer_event
+        FOR EACH STATEMENT EXECUTE FUNCTION eventtext_truncate()""",
 ]
+UNDO = {
+    "sqlite": ["DROP TRIGGER eventtext_delete", f"DROP TABLE {TABLE}"],
+    "postgresql": [
+        "DROP TRIGGER eventtext_delete ON eventviewer_event",
+        "DROP TRIGGER eventtext_truncate ON eventviewer_event",
+        "DROP FUNCTION eventtext_delete",
+        "DROP FUNCTION eventtext_truncate",
+        f"DROP TABLE {TABLE}",
+    ],
+}
 
 
 def parsed(text: str) -> Query:
@@ -66,43 +91,18 @@ def insert(db: Any, cursor: Any, rows: list[tuple[int, int, str]]) -> None:
             for row in rows:
                 copy.write_row(row)
         return
-    per = max(1, (db.features.max_query_params or 999) // 2)
+    per = max(1, (db.features.max_query_params or 999) // 3)
     for start in range(0, len(rows), per):
         chunk = rows[start : start + per]
         cursor.execute(
-            f"INSERT INTO {TABLE} (rowid, body) VALUES " + ", ".join(["(?, ?)"] * len(chunk)),
-            [value for pk, _, body in chunk for value in (pk, body)],
+            f"INSERT INTO {TABLE} (rowid, body, conversation) VALUES " + ", ".join(["(?, ?, ?)"] * len(chunk)),
+            [value for pk, conversation, body in chunk for value in (pk, body, f"c{conversation}")],
         )
-
-
-def _match(query: Query) -> tuple[str, str, list[Any]]:
-    """(FROM … JOIN clause, WHERE condition, its parameters) matching ``query``, with
-    the event table as ``e``."""
-    if connection.vendor == "postgresql":
-        return (
-            f"{TABLE} t JOIN eventviewer_event e ON e.id = t.event_id",
-            "t.tsv @@ to_tsquery('simple', %s)",
-            [query.tsquery()],
-        )
-    # FTS5 names its table in MATCH and bm25(): no alias.
-    return (f"{TABLE} JOIN eventviewer_event e ON e.id = {TABLE}.rowid", f"{TABLE} MATCH %s", [query.fts5()])
-
-
-def _score(query: Query) -> tuple[str, list[Any]]:
-    """An ORDER BY clause, best first."""
-    if connection.vendor == "postgresql":
-        return "ts_rank_cd(t.tsv, to_tsquery('simple', %s)) DESC, e.seq", [query.tsquery()]
-    return f"bm25({TABLE}), e.seq", []
 
 
 def hits(conversation_pk: int, query: Query, kind: str = "", tool: str = "", failures_only: bool = False) -> list[int]:
-    """The pks of the conversation's events that match, best first (at most MAX_HITS)."""
-    source, condition, params = _match(query)
-    where = [condition, "e.conversation_id = %s"]
-    params.append(conversation_pk)
-    if connection.vendor == "postgresql":
-        where.append("t.conversation_id = %s")
-        params.append(conversation_pk)
+    """The pks of the conversation's events that match, best first (at most MAX_HITS + 1)."""
+    where, params = [], []
     if kind:
         where.append("e.kind = %s")
         params.append(kind)
@@ -111,10 +111,29 @@ def hits(conversation_pk: int, query: Query, kind: str = "", tool: str = "", fai
         params.append(tool)
     if failures_only:
         where.append("(e.failure <> '' OR e.is_error)")
-    order, order_params = _score(query)
-    sql = f"SELECT e.id FROM {source} WHERE {' AND '.join(where)} ORDER BY {order} LIMIT {MAX_HITS + 1}"
+    if connection.vendor == "postgresql":
+        tsquery = query.tsquery()
+        sql = f"""
+            SELECT e.id FROM {TABLE} t JOIN eventviewer_event e ON e.id = t.event_id
+            WHERE t.tsv @@ to_tsquery('simple', %s) AND t.conversation_id = %s {"".join(" AND " + w for w in where)}
+            ORDER BY ts_rank_cd(t.tsv, to_tsquery('simple', %s)) DESC, e.seq LIMIT {MAX_HITS + 1}
+        """
+        params = [tsquery, conversation_pk, *params, tsquery]
+    else:
+        # FTS5 names its table in MATCH and bm25() (no alias); bm25 weighs the body alone.
+        match = f'conversation : "c{conversation_pk}" AND body : ({query.fts5()})'
+        best = f"bm25({TABLE}, 1.0, 0.0)"
+        if where:
+            sql = f"""
+                SELECT e.id FROM {TABLE} JOIN eventviewer_event e ON e.id = {TABLE}.rowid
+                WHERE {TABLE} MATCH %s AND {" AND ".join(where)}
+                ORDER BY {best}, e.seq LIMIT {MAX_HITS + 1}
+            """
+        else:
+            sql = f"SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH %s ORDER BY {best} LIMIT {MAX_HITS + 1}"
+        params = [match, *params]
     with connection.cursor() as cursor:
-        cursor.execute(sql, params + order_params)
+        cursor.execute(sql, params)
         return [row[0] for row in cursor.fetchall()]
 
 
@@ -125,5 +144,5 @@ def conversations_matching(query: Query) -> tuple[str, list[Any]]:
         return f"SELECT DISTINCT conversation_id FROM {TABLE} t WHERE t.tsv @@ to_tsquery('simple', %s)", [
             query.tsquery()
         ]
-    source, condition, params = _match(query)
-    return f"SELECT DISTINCT e.conversation_id FROM {source} WHERE {condition}", params
+    sql = f"SELECT DISTINCT e.conversation_id FROM {TABLE} JOIN eventviewer_event e ON e.id = {TABLE}.rowid"
+    return sql + f" WHERE {TABLE} MATCH %s", [f"body : ({query.fts5()})"]

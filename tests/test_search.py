@@ -161,3 +161,29 @@ def test_the_list_filters_by_status_model_agent_problems_failures_and_date(clien
     # Paging and sorting keep the filters.
     html = client.get("/", {"status": "finished", "sort": "title"}).content.decode()
     assert "status=finished&amp;sort=events" in html
+
+
+@pytest.mark.django_db(transaction=True)
+def test_conversations_imported_before_are_indexed_by_the_migration(client, open_site):
+    import orjson
+    from django.db.migrations.executor import MigrationExecutor
+
+    from eventviewer.models import pack
+
+    def migrate(target):
+        executor = MigrationExecutor(connection)
+        executor.loader.build_graph()
+        executor.migrate([target])
+        return executor.loader.project_state([target]).apps
+
+    old = migrate(("eventviewer", "0006_bounds"))
+    conversation = old.get_model("eventviewer", "Conversation").objects.create(conversation_id="e" * 32)
+    OldEvent, OldPayload = old.get_model("eventviewer", "Event"), old.get_model("eventviewer", "EventPayload")
+    for seq, data in enumerate(events()[:3]):
+        event = OldEvent.objects.create(
+            conversation=conversation, event_id=data["id"], seq=seq, depth=seq, kind=data["kind"], digest="d"
+        )
+        OldPayload.objects.create(event=event, packed=pack(orjson.dumps(data)))
+    migrate(("eventviewer", "0007_search"))
+    body = client.get(f"/api/conversations/{'e' * 32}/search/", {"q": "AssertionError"}).json()
+    assert [r["event_id"] for r in body["results"]] == ["o1"]

@@ -44,9 +44,8 @@ def create_index(apps, schema_editor):
 
 def drop_index(apps, schema_editor):
     with schema_editor.connection.cursor() as cursor:
-        if schema_editor.connection.vendor == "sqlite":
-            cursor.execute("DROP TRIGGER eventtext_delete")
-        cursor.execute(f"DROP TABLE {search.TABLE}")
+        for statement in search.UNDO[schema_editor.connection.vendor]:
+            cursor.execute(statement)
 
 
 class Migration(migrations.Migration):

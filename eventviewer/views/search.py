@@ -82,7 +82,7 @@ def run_search(scope: Scope, params: dict) -> Results:
     shown = pks[(page - 1) * PER_PAGE : page * PER_PAGE]
     lights = {e.pk: e for e in Event.objects.filter(pk__in=shown).light_rows()}
     data = conversation.payloads(shown)
-    leaves = conversation.search_leaves() if shown else {}
+    leaves = conversation.search_leaves(shown)
     leaf_ids = dict(Event.objects.filter(pk__in=set(leaves.get(pk, 0) for pk in shown)).values_list("pk", "event_id"))
     hits = []
     for pk in shown:

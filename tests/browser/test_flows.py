@@ -56,7 +56,7 @@ def test_the_list_shows_every_demo_conversation(page, demo):
 def test_typing_in_the_search_box_narrows_the_list_in_place(page, demo):
     page.goto("/")
     mark_page(page)
-    page.get_by_role("searchbox", name="Search by title or id").press_sequentially("words")
+    page.get_by_role("searchbox", name="Search titles, ids, messages, errors and tools").press_sequentially("words")
     rows = page.locator("#conversation-table tbody tr")
     expect(rows).to_have_count(1)
     expect(rows.first).to_contain_text(BRANCHING_TITLE)
@@ -66,7 +66,7 @@ def test_typing_in_the_search_box_narrows_the_list_in_place(page, demo):
 
 def test_a_search_without_match_says_so(page, demo):
     page.goto("/")
-    page.get_by_role("searchbox", name="Search by title or id").fill("no such conversation")
+    page.get_by_role("searchbox", name="Search titles, ids, messages, errors and tools").fill("no such conversation")
     expect(page.locator("#conversation-table")).to_contain_text("No conversation matches “no such conversation”")
 
 

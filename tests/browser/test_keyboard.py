@@ -124,7 +124,7 @@ def test_the_question_mark_button_opens_the_keys_dialog(page, branching):
 
 def test_keys_typed_into_the_search_box_are_just_text(page, demo):
     page.goto("/")
-    search = page.get_by_role("searchbox", name="Search by title or id")
+    search = page.get_by_role("searchbox", name="Search titles, ids, messages, errors and tools")
     search.press_sequentially("jknp?")
     expect(search).to_have_value("jknp?")
     expect(page.locator("dialog#keys")).to_be_hidden()
