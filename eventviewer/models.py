@@ -394,17 +394,16 @@ class Conversation(models.Model):
         if not path:
             return files.Drift()
         version = f"{self.pk}:{self.updated_at.timestamp()}"
-        key = f"drift:{version}:{path[-1].pk}"
-        found = cache.get(key)
-        if found is None:
+
+        def compute() -> files.Drift:
             ran = _cached(f"ran:{version}", self._ran)
-            found = files.Drift()
             on_path = {e.pk for e in path}
-            if any(r.pk not in on_path for r in ran):
-                parents = _cached(f"parents:{version}", self._parents)
-                found = files.drift(path, ran, parents, {e.pk: e.timestamp for e in path}, keep=DRIFT_LISTED)
-            cache.set(key, found, settings.EVENTVIEWER_DIAGRAM_CACHE_SECONDS)
-        return found
+            if not any(r.pk not in on_path for r in ran):
+                return files.Drift()
+            parents = _cached(f"parents:{version}", self._parents)
+            return files.drift(path, ran, parents, {e.pk: e.timestamp for e in path}, keep=DRIFT_LISTED)
+
+        return self.branch_memo(path[-1].pk, "drift", compute)
 
     def _ran(self) -> list[files.Ran]:
         columns = ("event_id", "pk", "parent_id", "effect", "timestamp")

@@ -126,8 +126,9 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
                 f"timeline:{scope.base}",
                 lambda: timeline_svg(
                     branch_turns.timeline_marks(reading, turns),
-                    lambda eid: scope.url(leaf=leaf.event_id, at=eid, view=branch_turns.view_param(view))
-                    + f"#event-{eid}",
+                    lambda eid: (
+                        scope.url(leaf=leaf.event_id, at=eid, view=branch_turns.view_param(view)) + f"#event-{eid}"
+                    ),
                 ),
             )
         )

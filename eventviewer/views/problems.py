@@ -44,7 +44,7 @@ class Reasons:
 
     def __init__(self, scope: Scope, leaf: Event, reading: Reading):
         self.scope, self.leaf, self.reading = scope, leaf.event_id, reading
-        self.on_path = {e.event_id for e in reading.path}
+        self.on_path = reading.position
         self.unmatched = reading.pairing.unmatched_for
 
     def href(self, event_id: str) -> str:
@@ -83,8 +83,7 @@ def problem_lines(
     conversation: Conversation, placed: list[PlacedProblem], reading: Reading, reasons: Reasons
 ) -> list[Problem]:
     """The problem list's lines, each naming its tool and command (read from the events' JSON)."""
-    by_id = {e.event_id: e for e in reading.path}
-    events = [by_id[p.event_id] for p in placed]
+    events = [reading.path[reading.position[p.event_id]] for p in placed]
     cards = conversation.cards(e.pk for e in events if e.kind in (kinds.ACTION, kinds.OBSERVATION))
     commands = {pk: card.command for pk, card in cards.items()}
     return [
