@@ -95,22 +95,20 @@ class ImportRun:
 
 
 def import_in_child(folder: Path, database_url: str) -> ImportRun:
-    """Import ``folder`` in a fresh process (bench/import_child.py) and read that
-    process's peak RSS from wait4: exactly this child, nothing else."""
+    """Import ``folder`` in a fresh process (bench/import_child.py), which reports its
+    own peak RSS (see ``import_child.peak_rss_mb``)."""
     env = dict(os.environ, **django_environment(database_url))
     command = [sys.executable, str(BENCH / "import_child.py"), str(folder)]
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=err, cwd=PROJECT)
         out = proc.stdout.read()
         proc.stdout.close()
-        # wait4 rather than wait: it also returns this child's resource usage.
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        proc.wait()
         if proc.returncode != 0:
             err.seek(0)
             raise RuntimeError(f"import of {folder} failed ({proc.returncode}):\n{err.read().decode(errors='replace')}")
     result = json.loads(out.decode().strip().splitlines()[-1])
-    return ImportRun(result["conversation_id"], result["added"], result["seconds"], usage.ru_maxrss / 1024)
+    return ImportRun(result["conversation_id"], result["added"], result["seconds"], result["peak_rss_mb"])
 
 
 def event_at_depth(conversation_id: str, depth: int) -> str:

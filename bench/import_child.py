@@ -14,11 +14,21 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import resource
 import sys
 import time
 from pathlib import Path
 
 from common import setup_django
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident set (VmHWM: ru_maxrss would carry the peak of the
+    process that started it, which Linux keeps across exec) or, when larger, that of a
+    parser worker it forked (RUSAGE_CHILDREN: the largest of the workers it reaped)."""
+    own = int(re.search(r"VmHWM:\s+(\d+)", open("/proc/self/status").read()).group(1))
+    return max(own, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
 
 
 def main() -> None:
@@ -38,6 +48,7 @@ def main() -> None:
                 "conversation_id": results[0].conversation.conversation_id,
                 "added": sum(r.added for r in results),  # a root or an evaluation output holds many
                 "seconds": seconds,
+                "peak_rss_mb": peak_rss_mb(),
             }
         )
     )

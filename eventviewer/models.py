@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 import secrets
+import threading
 import time
 import uuid
 from array import array
 from bisect import bisect_left
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields
 from datetime import datetime
@@ -55,6 +57,8 @@ def raw_path(event_id: str) -> str:
 
 
 DELETE_BATCH = 2000  # events deleted per transaction
+BRANCHES_KEPT = 4  # branches whose reading each process keeps (see Conversation.branch_memo)
+BRANCH_KEPT_EVENTS = 200_000  # longer branches are read again by each request: too big to keep
 
 
 class HeadBranch(NamedTuple):
@@ -279,8 +283,34 @@ class Conversation(models.Model):
                 Conversation.objects.filter(pk=conversation.pk).delete()
         return deleted
 
+    def branch_memo(self, leaf_pk: int, name: str, compute: Callable[[], Any]) -> Any:
+        """What ``compute`` returns about the branch ending at ``leaf_pk``, kept per process
+        for the few branches read last. A branch's reading (and what is derived from it)
+        changes only with an import or a HEAD change (``updated_at``), and reading it again
+        costs more than the rest of a page; kept as objects, not pickled into the cache."""
+        key = (self.pk, self.updated_at, leaf_pk)
+        with _BRANCH_LOCK:
+            memo = _BRANCHES.get(key)
+            if memo is not None:
+                _BRANCHES.move_to_end(key)
+                if name in memo:
+                    return memo[name]
+        value = compute()
+        with _BRANCH_LOCK:
+            memo = _BRANCHES.setdefault(key, {})
+            memo[name] = value
+            _BRANCHES.move_to_end(key)
+            while len(_BRANCHES) > BRANCHES_KEPT:
+                _BRANCHES.popitem(last=False)
+        return value
+
     def read_path(self, leaf: Event) -> Reading:
         """The branch ending at ``leaf``: path, turns, pending and mismatched."""
+        if (leaf.depth or 0) < BRANCH_KEPT_EVENTS:
+            return self.branch_memo(leaf.pk, "reading", lambda: self._read_path(leaf))
+        return self._read_path(leaf)
+
+    def _read_path(self, leaf: Event) -> Reading:
         path = Event.objects.path_to(leaf)
         wanted = referenced_actions(path)
         elsewhere = set()
@@ -297,8 +327,10 @@ class Conversation(models.Model):
         if not parent_pks:
             return {}
         has_children = Event.objects.filter(parent_id=models.OuterRef("pk"))
+        # By parent alone (they are this conversation's): with the conversation in the
+        # filter too, SQLite walks the whole conversation instead of the parent index.
         rows = (
-            self.events.filter(parent_id__in=parent_pks, kind__in=kinds.SIDE_KINDS)
+            Event.objects.filter(parent_id__in=parent_pks, kind__in=kinds.SIDE_KINDS)
             .exclude(pk__in=[leaf_pk, self.head_id or 0])
             .exclude(models.Exists(has_children))
             .order_by("seq")
@@ -327,9 +359,13 @@ class Conversation(models.Model):
         failures are rare, so all of the conversation's are read and those kept whose
         parent is on the path."""
         on_path = {e.pk for e in path}
+        rows = _cached(f"side-failures:{self.pk}:{self.updated_at.timestamp()}", self._dead_end_side_failures)
+        return [r for r in rows if r.parent_pk in on_path and r.pk not in on_path]
+
+    def _dead_end_side_failures(self) -> list[Light]:
         rows = self.events.filter(kind__in=kinds.SIDE_KINDS).exclude(failure="").light_rows()
         has_children = set(Event.objects.filter(parent_id__in=[r.pk for r in rows]).values_list("parent_id", flat=True))
-        return [r for r in rows if r.parent_pk in on_path and r.pk not in on_path and r.pk not in has_children]
+        return [r for r in rows if r.pk not in has_children]
 
     def condensations(self, path: list[Light]) -> dict[str, Condensed]:
         """What each Condensation on ``path`` says (forgotten events, summary offset)."""
@@ -377,17 +413,16 @@ class Conversation(models.Model):
         if not path:
             return files.Drift()
         version = f"{self.pk}:{self.updated_at.timestamp()}"
-        key = f"drift:{version}:{path[-1].pk}"
-        found = cache.get(key)
-        if found is None:
+
+        def compute() -> files.Drift:
             ran = _cached(f"ran:{version}", self._ran)
-            found = files.Drift()
             on_path = {e.pk for e in path}
-            if any(r.pk not in on_path for r in ran):
-                parents = _cached(f"parents:{version}", self._parents)
-                found = files.drift(path, ran, parents, {e.pk: e.timestamp for e in path}, keep=DRIFT_LISTED)
-            cache.set(key, found, settings.EVENTVIEWER_DIAGRAM_CACHE_SECONDS)
-        return found
+            if not any(r.pk not in on_path for r in ran):
+                return files.Drift()
+            parents = _cached(f"parents:{version}", self._parents)
+            return files.drift(path, ran, parents, {e.pk: e.timestamp for e in path}, keep=DRIFT_LISTED)
+
+        return self.branch_memo(path[-1].pk, "drift", compute)
 
     def _ran(self) -> list[files.Ran]:
         columns = ("event_id", "pk", "parent_id", "effect", "timestamp")
@@ -415,6 +450,10 @@ class Conversation(models.Model):
 
     def _parents(self) -> dict[int, int | None]:
         return dict(self.events.filter(depth__isnull=False).values_list("pk", "parent_id"))
+
+
+_BRANCHES: OrderedDict[tuple, dict[str, Any]] = OrderedDict()
+_BRANCH_LOCK = threading.Lock()
 
 
 def _cached(key: str, compute: Callable[[], Any]) -> Any:

@@ -6,6 +6,7 @@ templates ask ``scope.read_only`` and build every link through it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from urllib.parse import quote, urlencode
 
 from eventviewer.models import Conversation, ShareLink, event_path, raw_path
@@ -39,7 +40,7 @@ class Scope:
     def read_only(self) -> bool:
         return self.reviewer or self.share is not None
 
-    @property
+    @cached_property  # every link of a page starts with it
     def base(self) -> str:
         if self.share is not None:
             root = self.share.get_absolute_url()

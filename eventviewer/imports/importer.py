@@ -146,7 +146,7 @@ def _import_all(sources: list[ConversationSource], problems: list[str], progress
         # A bigger page cache (16 MiB) keeps index pages in memory instead of
         # re-reading and re-writing them through the WAL for every batch.
         with connection.cursor() as cursor:
-            cursor.execute("PRAGMA cache_size = -16384")
+            cursor.execute("PRAGMA cache_size = -8192")
     runs_seen: dict[str, Run] = {}
     with transaction.atomic():
         imported: dict[str, Imported] = {}
@@ -281,14 +281,15 @@ def _import(source: ConversationSource, progress: Progress) -> Imported:
     conversation.execution_status = _status(state, writer.last_status, conversation.execution_status)
     conversation.title = conversation.title or writer.title
     added = writer.added
+    head_branch = None
+    if created and head is not None and conversation.head_id == writer.pk_of[head]:
+        head_branch = writer.head_branch(tree, head)  # no need to read back what was just written
+    writer.paired.clear()  # read by head_branch only: its memory goes before the nodes are made
     seq_of, outcome_of = writer.seq_of, writer.outcome_of
     nodes = [
         Node(event_id, parent, seq_of[event_id], tree.depth[event_id], tree.kind[event_id], outcome_of[event_id])
         for event_id, parent in tree.parent.items()
     ]
-    head_branch = None
-    if created and head is not None and conversation.head_id == writer.pk_of[head]:
-        head_branch = writer.head_branch(tree, head)  # no need to read back what was just written
     event_count = len(writer.pk_of)
     conversation.duration = _seconds_between(writer.first_timestamp, writer.last_timestamp)
     del writer, tree  # the nodes (and the HEAD branch) are all the figures need
@@ -330,7 +331,8 @@ class _Writer:
         self.ids: Iterator[int] = iter(())
         self.reserved = 0  # the highest primary key handed out so far
         self.outcome_of: dict[str, str] = {}  # how a branch ending at each event ends
-        self.lights: dict[str, Light] = {}  # a new conversation's events, for the HEAD branch's figures
+        # A new conversation's events as pairing reads them, for the HEAD branch's figures.
+        self.paired: dict[str, tuple[str, str, str, str, bool]] = {}
         self.added = 0
         self.first_timestamp = self.last_timestamp = ""  # of the first and the last event appended
         self.title = ""
@@ -349,8 +351,11 @@ class _Writer:
             self.digest_of[light.event_id] = digest
 
     def _remember(self, light: Light, where: str) -> bool:
-        event_id = light.event_id
-        if not self.builder.add(Entry(light.seq, event_id, light.kind, light.parent_ref, where)):
+        # An id is held (as a key, a parent, an action a result names) for the whole
+        # import: interned, each is one string however many times it is named.
+        event_id = sys.intern(light.event_id)
+        parent_ref = sys.intern(light.parent_ref) if light.parent_ref else light.parent_ref
+        if not self.builder.add(Entry(light.seq, event_id, light.kind, parent_ref, where)):
             return False
         self.pk_of[event_id] = light.pk or self._next_id()
         self.seq_of[event_id] = light.seq
@@ -417,7 +422,15 @@ class _Writer:
         pk = self.pk_of[event_id]
         light = light._replace(pk=pk, seq=event.seq, parent_pk=parent_pk, depth=depth)
         if self.new:  # a first import: the HEAD branch will be all new events
-            self.lights[event_id] = light._replace(summary="", timestamp="")
+            # Only what pairing reads, the few kinds and tool names shared: a whole Light
+            # per event (and the strings parsing made for it) would double the import's memory.
+            self.paired[event_id] = (
+                sys.intern(light.kind),
+                sys.intern(light.tool_name),
+                light.tool_call_id,
+                sys.intern(light.action_id),
+                light.executable,
+            )
         self.rows.append((self.conversation.pk, event.digest, *light))
         self.payloads.append((pk, event.packed))
         if event.text:
@@ -467,9 +480,13 @@ class _Writer:
     def head_branch(self, tree: Tree, head: str) -> HeadBranch:
         """The branch ending at ``head`` measured and paired from what this import
         holds: all of its events must be new."""
-        path = [self.lights[event_id] for event_id in tree.path(head)]
-        lights = self.lights
-        elsewhere = {a for a in referenced_actions(path) if a in lights and lights[a].kind == kinds.ACTION}
+        paired = self.paired
+        path = [
+            Light(event_id, kind, tool_name=tool, tool_call_id=call, action_id=action, executable=executable)
+            for event_id in tree.path(head)
+            for kind, tool, call, action, executable in [paired[event_id]]
+        ]
+        elsewhere = {a for a in referenced_actions(path) if a in paired and paired[a][0] == kinds.ACTION}
         return HeadBranch(head, len(path), pair(path, elsewhere))
 
     def place_late_events(self, tree: Tree) -> None:

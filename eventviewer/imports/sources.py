@@ -393,7 +393,7 @@ def _folder_source(
             "(the folder name is not a 32-hex id and base_state.json has no id)"
         )
 
-    numbered: dict[int, tuple[int, str, str, str]] = {}  # seq -> (seq, name, where, the id its name says)
+    numbered: dict[int, tuple[int, str, str]] = {}  # seq -> (seq, name, where)
     events_where = f"{where}/events/"
     for name in event_names:
         base = name.rpartition("/")[2]
@@ -404,12 +404,12 @@ def _folder_source(
             if base.startswith("event-"):
                 source.problems.append(f"{events_where}{base}: not named event-NNNNN-<id>.json")
             continue
-        seq, expected_id = parts
+        seq = parts[0]
         if seq in numbered:
             taken = numbered[seq][1].rpartition("/")[2]
             source.problems.append(f"{events_where}{base}: position {seq} is also taken by {taken}")
             continue
-        numbered[seq] = (seq, name, events_where + base, expected_id)
+        numbered[seq] = (seq, name, events_where + base)
     items = [numbered[seq] for seq in sorted(numbered)]
     if len(items) > settings.EVENTVIEWER_MAX_EVENTS:
         source.problems.append(
@@ -454,15 +454,17 @@ def _event_file_name(base: str) -> tuple[int, str] | None:
     return int(seq), event_id
 
 
-def _read_event(files: Files, item: tuple[int, str, str, str], cap: int) -> RawEvent:
-    seq, name, where, expected_id = item
+def _read_event(files: Files, item: tuple[int, str, str], cap: int) -> RawEvent:
+    seq, name, where = item
+    # The id the file's name says, read again here rather than kept for every file.
+    expected_id = name.rpartition("/")[2][6:-5].partition("-")[2]
     data, raw, error = _read_json(files, name, cap, "EVENTVIEWER_MAX_EVENT_BYTES")
     if not error and isinstance(data, dict) and data.get("id") != expected_id:
         error = f"the file name says event {expected_id} but the file holds event {data.get('id')!r}"
     return RawEvent(seq, where, data, raw, error)
 
 
-def _parse_chunk(root: str, chunk: list[tuple[int, str, str, str]], cap: int) -> list[tuple]:
+def _parse_chunk(root: str, chunk: list[tuple[int, str, str]], cap: int) -> list[tuple]:
     """A worker's share: Parsed events as plain tuples, which cross processes several
     times faster than named tuples."""
     files = DirectoryFiles(Path(root))
@@ -488,7 +490,7 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _parse_in_workers(root: str, items: list[tuple[int, str, str, str]], cap: int) -> Iterator[Parsed]:
+def _parse_in_workers(root: str, items: list[tuple[int, str, str]], cap: int) -> Iterator[Parsed]:
     """Read and check events in worker processes while the caller writes the ones
     before: parsing and writing each take one core. A few chunks run ahead, no more,
     so memory stays bounded."""

@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from .events import Light
+from .kinds import CONDENSATION
 from .pairing import Pairing, pair
 from .projection import Message, Turn, project, to_messages
-from .view import Condensed, View, context_sizes, model_view
+from .view import SUMMARY_SUFFIX, Condensed, View, context_sizes, model_view
 
 
 @dataclass
@@ -18,6 +19,16 @@ class Reading:
     turns: list[Turn]
     pairing: Pairing
     condensations: Mapping[str, Condensed] = field(default_factory=dict)  # what each Condensation on it says
+
+    @cached_property
+    def position(self) -> dict[str, int]:
+        """Each event's index on the path, by id."""
+        return {e.event_id: i for i, e in enumerate(self.path)}
+
+    @cached_property
+    def summary_of(self) -> dict[str, Light]:
+        """The condensation that wrote each summary (``<condensation id>-summary``) on the path."""
+        return {e.event_id + SUMMARY_SUFFIX: e for e in self.path if e.kind == CONDENSATION}
 
     @cached_property
     def problem_ids(self) -> list[str]:

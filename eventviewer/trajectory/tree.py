@@ -8,6 +8,7 @@ ConversationStateUpdateEvent is not a tree node. Timestamps never decide parenth
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -137,7 +138,7 @@ class TreeBuilder:
             parent = self.previous
         tree = self.tree
         tree.parent[event_id] = parent
-        tree.kind[event_id] = entry.kind
+        tree.kind[event_id] = sys.intern(entry.kind)  # a few kinds, each kept once for 100,000s of events
         if parent is None:
             tree.depth[event_id] = 0
         elif parent in tree.depth:

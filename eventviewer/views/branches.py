@@ -44,7 +44,15 @@ def branch_list(request: HttpRequest, scope: Scope, reading: Reading | None) -> 
     q, sort = data["bq"].strip(), data["bsort"] or "recent"
     natural = {key: natural for key, _, natural in BRANCH_COLUMNS}
     direction = data["bdir"] or natural[sort]
-    branches = describe_branches(scope.conversation.skeleton, [e.event_id for e in reading.path] if reading else [])
+    conversation = scope.conversation
+    # Described once per branch (see branch_memo), then filtered and sorted per request.
+    branches = list(
+        conversation.branch_memo(
+            reading.path[-1].pk if reading else 0,
+            "branches",
+            lambda: describe_branches(conversation.skeleton, [e.event_id for e in reading.path] if reading else []),
+        )
+    )
     total = len(branches)
     if q:
         needle = q.casefold()

@@ -113,21 +113,32 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
         context.update(branch_list(request, scope, reading))  # filtered, sorted or paged in place
         return render(request, "conversations/detail.html#branch-list", context)
     if reading:
-        turns = branch_turns.display_turns(reading, view)
+        # What a page derives from the whole branch is kept with its reading (see branch_memo).
+        def remembered(name: str, compute):
+            return conversation.branch_memo(leaf.pk, f"{name}:{view}", compute)
+
+        turns = remembered("turns", lambda: branch_turns.display_turns(reading, view))
         span = _span(conversation, reading, turns, params)
         reasons = Reasons(scope, leaf, reading)
-        side = conversation.side_failures(list(reading.path))
-        found = failures(reading, side)
+        side = remembered("side", lambda: conversation.side_failures(list(reading.path)))
+        found = remembered("found", lambda: failures(reading, side))
         context["window"] = span
         context["rows"] = branch_turns.build_rows(conversation, reading, turns, span, leaf, reasons, found)
         context["at"] = params["at"]
-        context["branch_usage"] = conversation.usage_of(reading.path)
-        context["failures"], context["first_failure"] = branch_turns.failure_summary(conversation, found, turns)
+        context["branch_usage"] = remembered("usage", lambda: conversation.usage_of(reading.path))
+        context["failures"], context["first_failure"] = remembered(
+            "failures", lambda: branch_turns.failure_summary(conversation, found, turns)
+        )
         context["drift"] = conversation.workspace_drift(reading.path)
         context["timeline"] = mark_safe(  # built from escaped text only (trajectory.timeline)
-            timeline_svg(
-                branch_turns.timeline_marks(reading, turns),
-                lambda eid: scope.url(leaf=leaf.event_id, at=eid, view=branch_turns.view_param(view)) + f"#event-{eid}",
+            remembered(
+                f"timeline:{scope.base}",
+                lambda: timeline_svg(
+                    branch_turns.timeline_marks(reading, turns),
+                    lambda eid: (
+                        scope.url(leaf=leaf.event_id, at=eid, view=branch_turns.view_param(view)) + f"#event-{eid}"
+                    ),
+                ),
             )
         )
         if request.htmx and (params["before"] or params["after"]) and not request.htmx.history_restore_request:

@@ -47,7 +47,7 @@ class Reasons:
 
     def __init__(self, scope: Scope, leaf: Event, reading: Reading):
         self.scope, self.leaf, self.reading = scope, leaf.event_id, reading
-        self.on_path = {e.event_id for e in reading.path}
+        self.on_path = reading.position
         self.unmatched = reading.pairing.unmatched_for
 
     def href(self, event_id: str) -> str:
@@ -87,8 +87,8 @@ def problem_lines(
 ) -> list[Problem]:
     """The list's lines, each naming its tool and command (read from the events' JSON);
     a failure says what failed, a problem why. ``side``: the failing side events."""
-    by_id = {e.event_id: e for e in reading.path} | {e.event_id: e for e in side}
-    events = [by_id[p.event_id] for p in placed]
+    beside = {e.event_id: e for e in side}
+    events = [beside.get(p.event_id) or reading.path[reading.position[p.event_id]] for p in placed]
     failing = {p.event_id for p in placed if p.code not in PROBLEMS}
     wanted = (e.pk for e in events if e.kind in (kinds.ACTION, kinds.OBSERVATION) or e.event_id in failing)
     cards = conversation.cards(wanted)

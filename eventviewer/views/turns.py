@@ -20,7 +20,6 @@ from eventviewer.trajectory.pairing import Mismatch
 from eventviewer.trajectory.projection import Turn, project
 from eventviewer.trajectory.reading import Reading
 from eventviewer.trajectory.timeline import Mark
-from eventviewer.trajectory.view import SUMMARY_SUFFIX
 from eventviewer.trajectory.window import Span
 from eventviewer.views.problems import Part, Reasons, describe_failure
 
@@ -97,7 +96,7 @@ def build_rows(
 ) -> list[Row]:
     window = turns[span.start : span.end]
     events = [e for t in window for e in t.events]
-    condensation_of = {e.event_id + SUMMARY_SUFFIX: e for e in reading.path if e.kind == kinds.CONDENSATION}
+    condensation_of = reading.summary_of
     side = conversation.side_events([e.pk for e in events if e.pk and e.pk != leaf.pk], leaf.pk)
     summaries = {e.event_id: condensation_of[e.event_id].pk for e in events if e.event_id in condensation_of}
     pks = {e.pk for e in events if e.pk} | {s.pk for found in side.values() for s in found}
@@ -107,7 +106,7 @@ def build_rows(
         for u in conversation.usages.filter(response_id__in={t.events[0].llm_response_id for t in window} - {""})
     }
     subagents = {c.parent_call_id: c for c in conversation.subagents.exclude(parent_call_id="")}
-    on_path = {e.event_id: i for i, e in enumerate(reading.path)}
+    on_path = reading.position
     pairing, model = reading.pairing, reading.view
     pending = set(pairing.pending)
 
