@@ -91,26 +91,29 @@ def test_pretty_bounds_lists_nested_a_few_levels_down():
     assert json.loads(pretty(nested, 10**9))["a"][0]["b"][-1] == "… 1 more items"
 
 
-def nested(value: object, levels: int) -> object:
+def nested(value: object, levels: int, key: str | int = 0) -> object:
+    """``value`` inside ``levels`` lists (key 0) or objects (a string key)."""
     for _ in range(levels):
-        value = [value]
+        value = [value] if key == 0 else {key: value}
     return value
 
 
-def unnest(value: object, levels: int) -> object:
+def unnest(value: object, levels: int, key: str | int = 0) -> object:
     for _ in range(levels):
-        value = value[0]  # type: ignore[index]
+        value = value[key]  # type: ignore[index]
     return value
 
 
-def test_pretty_bounds_lists_eight_levels_down_and_leaves_deeper_ones():
+@pytest.mark.parametrize("key", [0, "k"])
+def test_pretty_bounds_lists_eight_levels_down_and_leaves_deeper_ones(key):
     long = list(range(MAX_ITEMS + 1))
-    assert unnest(json.loads(pretty(nested(long, 8), 10**9)), 8)[-1] == "… 1 more items"
-    assert unnest(json.loads(pretty(nested(long, 9), 10**9)), 9) == long  # deeper than the bounding looks
+    assert unnest(json.loads(pretty(nested(long, 8, key), 10**9)), 8, key)[-1] == "… 1 more items"
+    assert unnest(json.loads(pretty(nested(long, 9, key), 10**9)), 9, key) == long  # deeper than the bounding looks
 
 
-def test_a_value_nested_thousands_deep_is_described_without_a_crash():
-    assert pretty(nested(1, 5_000)).startswith("(nested too deeply")
+@pytest.mark.parametrize("key", [0, "k"])
+def test_a_value_nested_thousands_deep_is_described_without_a_crash(key):
+    assert pretty(nested(1, 5_000, key)).startswith("(nested too deeply")
 
 
 def test_pretty_cuts_long_json_and_marks_the_cut():
