@@ -91,14 +91,29 @@ def test_pretty_bounds_lists_nested_a_few_levels_down():
     assert json.loads(pretty(nested, 10**9))["a"][0]["b"][-1] == "… 1 more items"
 
 
-def test_pretty_leaves_very_deep_values_as_they_are():
-    deep: object = list(range(MAX_ITEMS + 1))
-    for _ in range(9):
-        deep = [deep]
-    inner = json.loads(pretty(deep, 10**9))
-    for _ in range(9):
-        inner = inner[0]
-    assert inner == list(range(MAX_ITEMS + 1))  # not cut: deeper than the bounding looks
+def nested(value: object, levels: int, key: str | int = 0) -> object:
+    """``value`` inside ``levels`` lists (key 0) or objects (a string key)."""
+    for _ in range(levels):
+        value = [value] if key == 0 else {key: value}
+    return value
+
+
+def unnest(value: object, levels: int, key: str | int = 0) -> object:
+    for _ in range(levels):
+        value = value[key]  # type: ignore[index]
+    return value
+
+
+@pytest.mark.parametrize("key", [0, "k"])
+def test_pretty_bounds_lists_eight_levels_down_and_leaves_deeper_ones(key):
+    long = list(range(MAX_ITEMS + 1))
+    assert unnest(json.loads(pretty(nested(long, 8, key), 10**9)), 8, key)[-1] == "… 1 more items"
+    assert unnest(json.loads(pretty(nested(long, 9, key), 10**9)), 9, key) == long  # deeper than the bounding looks
+
+
+@pytest.mark.parametrize("key", [0, "k"])
+def test_a_value_nested_thousands_deep_is_described_without_a_crash(key):
+    assert pretty(nested(1, 5_000, key)).startswith("(nested too deeply")
 
 
 def test_pretty_cuts_long_json_and_marks_the_cut():
@@ -212,6 +227,8 @@ def test_tool_arguments_are_laid_out_as_json():
     data = {"tool_call": {"arguments": '{"command": "ls", "path": "/w"}'}}
     assert tool_arguments(data) == '{\n  "command": "ls",\n  "path": "/w"\n}'
     assert tool_arguments({"tool_call": {"arguments": {"a": 1}}}) == '{\n  "a": 1\n}'
+    as_object = tool_arguments({"tool_call": {"arguments": {"a": "x" * JSON_CHARS}}})
+    assert as_object.endswith('"\n}')  # the event page's limit, not the conversation page's
 
 
 def test_tool_arguments_that_are_not_json_are_shown_as_the_model_wrote_them():

@@ -275,6 +275,8 @@ def test_an_action_summary_is_its_summary_else_its_thought_else_its_tool():
     assert summary(event_json("simple", 2)) == "create hello.txt and list files"
     thought = {"kind": "ActionEvent", "summary": "  ", "tool_name": "t", "thought": [{"text": "a"}, {"text": "b"}]}
     assert summary(thought) == "a b"
+    gaps = {"kind": "ActionEvent", "thought": [{"text": "a"}, {"text": ""}, {"text": 3}, {"text": "b"}]}
+    assert summary(gaps) == "a b"
     assert summary({"kind": "ActionEvent", "tool_name": "t", "thought": [{"text": ""}, "junk"]}) == "t"
     long = {"kind": "ActionEvent", "thought": [{"text": str(i)} for i in range(30)]}
     assert summary(long) == " ".join(str(i) for i in range(20))

@@ -46,6 +46,8 @@ def test_a_branch_ends_as_its_leaf_says(kind, payload_kind, is_error, executable
         ("MessageEvent", "assistant", "assistant"),
         ("MessageEvent", "user", "user"),
         ("MessageEvent", "", "user"),
+        ("ActionEvent", "user", "assistant"),  # only a message has a role of its own
+        ("PauseEvent", "user", None),
     ],
 )
 def test_each_visible_kind_takes_its_role_in_the_models_messages(kind, message_role, role):

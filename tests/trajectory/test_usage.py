@@ -81,13 +81,14 @@ def test_latencies_are_matched_by_response_id():
     assert [(u.response_id, u.latency) for u in responses(state)] == [("r1", None), ("r2", 2.0)]
 
 
-def test_a_response_named_twice_keeps_its_first_figures():
+def test_a_response_named_twice_keeps_its_first_figures_and_junk_is_skipped():
     state = stats(
         agent={"token_usages": [call("r1", 1)]},
-        condenser={"token_usages": [call("r1", 2), {"prompt_tokens": 3}, "junk", call("", 4)]},
+        condenser={"token_usages": [call("r1", 2), {"prompt_tokens": 3}, "junk", call("", 4), call("r2", 5)]},
     )
-    (only,) = responses(state)
-    assert (only.usage_id, only.prompt_tokens) == ("agent", 1)
+    first, after_the_junk = responses(state)
+    assert (first.usage_id, first.prompt_tokens) == ("agent", 1)
+    assert (after_the_junk.usage_id, after_the_junk.prompt_tokens) == ("condenser", 5)
 
 
 @pytest.mark.parametrize(
