@@ -167,6 +167,8 @@ class MultipleFileField(forms.FileField):
 
 class UploadForm(forms.Form):
     files = MultipleFileField(label="Files")
+    # The run an evaluation output's rows import into; without it, the file's name.
+    run = forms.CharField(max_length=200, required=False, strip=True)
 
 
 class FilesForm(forms.Form):

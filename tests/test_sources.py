@@ -420,6 +420,14 @@ def test_an_uploaded_evaluation_output_becomes_a_run(client, open_site):
     assert Run.objects.get().name == "parallel-pending"
 
 
+def test_an_upload_names_its_run(client, open_site):
+    for name in ("model a", "model b"):
+        with open(V0_OUTPUT, "rb") as f:
+            client.post("/import/", {"files": f, "run": name})
+    assert sorted(Run.objects.values_list("name", flat=True)) == ["model a", "model b"]
+    assert Instance.objects.filter(instance_id="ponylang__ponyc-4595").count() == 2  # one per run, apart
+
+
 def test_an_uploaded_zip_of_the_app_server_layout_imports(client, open_site, tmp_path):
     archive = tmp_path / "openhands.zip"
     with zipfile.ZipFile(archive, "w") as z:
