@@ -285,6 +285,15 @@ def test_a_row_that_is_not_json_is_refused_naming_its_line(tmp_path):
     assert line.startswith(f"{path}: row 3")
 
 
+def test_nul_characters_in_a_rows_fields_are_dropped(tmp_path):
+    data = rows(PARALLEL_PENDING)[:1]
+    data[0]["test_result"] = {"git_patch": "binary\u0000patch", "resolved": True}
+    data[0]["error"] = "bad\u0000thing"
+    run_import(write_rows(tmp_path / "run.jsonl", data))
+    found = instance("parallel-with-invalid-call")
+    assert found.test_result["git_patch"] == "binarypatch" and found.error == "badthing"
+
+
 def test_one_instance_in_two_rows_is_refused(tmp_path):
     data = rows(SDK_OUTPUT)
     path = write_rows(tmp_path / "run.jsonl", [*data, data[0]])

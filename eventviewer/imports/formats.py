@@ -138,9 +138,9 @@ def _fill_row_source(source: ConversationSource, data: dict[str, Any], run_name:
         number=number,
         instance_id=instance_id,
         outcome=runs.outcome(data.get("test_result"), error, len(history)),
-        test_result=data.get("test_result") if data.get("test_result") is not None else {},
-        error=error if isinstance(error, str) else "",
-        metadata=runs.masked(metadata) if isinstance(metadata, dict) else {},
+        test_result=runs.storable(data.get("test_result")) if data.get("test_result") is not None else {},
+        error=error.replace("\x00", "") if isinstance(error, str) else "",
+        metadata=runs.storable(runs.masked(metadata)) if isinstance(metadata, dict) else {},
     )
     state: dict[str, Any] = {"agent": {"llm": {"model": runs.model_of(metadata, metrics)}}}
     if isinstance(metrics, dict):

@@ -192,7 +192,7 @@ def _record_instance(conversation: Conversation, row: Row, runs_seen: dict[str, 
             "instance_id": row.instance_id,
             "outcome": row.outcome,
             "test_result": row.test_result,
-            "error": row.error.replace("\x00", ""),
+            "error": row.error,
             "row": row.number,
             **conversation.events.aggregate(
                 failures=Count("pk", filter=~Q(failure="")),
