@@ -294,6 +294,13 @@ def test_nul_characters_in_a_rows_fields_are_dropped(tmp_path):
     assert found.test_result["git_patch"] == "binarypatch" and found.error == "badthing"
 
 
+def test_run_names_that_differ_only_in_case_are_one_run(tmp_path):
+    run_import(PARALLEL_PENDING, "--run", "Model A")
+    out = run_import(PARALLEL_PENDING, "--run", "model-a")
+    assert Run.objects.count() == 1 and Instance.objects.count() == 2
+    assert "nothing new" in out
+
+
 def test_one_instance_in_two_rows_is_refused(tmp_path):
     data = rows(SDK_OUTPUT)
     path = write_rows(tmp_path / "run.jsonl", [*data, data[0]])
