@@ -163,9 +163,8 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
         conversations = conversations.filter(match)
     conversations = conversations.order_by(*form.ordering()).defer("skeleton")
     page = Paginator(conversations, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(form.cleaned_data["page"] or 1)
-    sort = form.cleaned_data["sort"] or "imported"
-    direction = form.cleaned_data["dir"] or ("asc" if sort == "title" else "desc")
-    columns = sortable(LIST_COLUMNS, sort, direction, ascending=("title",), text=("title", "status", "imported"))
+    sort, direction = form.sorted_by()
+    columns = sortable(LIST_COLUMNS, sort, direction, ascending=form.ASCENDING, text=("title", "status", "imported"))
     context = {
         "page": page,
         "q": q,
