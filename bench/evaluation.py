@@ -51,13 +51,12 @@ def write_run(root: Path, instances: int) -> tuple[Path, Path]:
 
 
 def conversation_ids(folders: Path, output: Path) -> tuple[list[str], list[str]]:
-    import uuid
+    from eventviewer.imports.formats import evaluation_sources
+    from eventviewer.imports.sources import DirectoryFiles
 
-    from eventviewer.trajectory import runs
-
-    name = runs.run_name(output.stem, output.parent.name)
-    rows = [orjson.loads(line)["instance_id"] for line in output.read_bytes().splitlines() if line.strip()]
-    derived = [uuid.uuid5(uuid.NAMESPACE_URL, f"eventviewer:run:{name}:{i}").hex for i in rows]
+    derived = [
+        s.conversation_id for s in evaluation_sources(DirectoryFiles(output.parent), output.name, str(output), None)
+    ]
     return sorted(os.listdir(folders)), derived
 
 

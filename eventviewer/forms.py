@@ -26,7 +26,37 @@ class EventIdField(forms.CharField):
             raise forms.ValidationError("contains control characters")
 
 
-class ConversationListForm(forms.Form):
+class SortedForm(forms.Form):
+    """A sortable table's query: ``sort`` one of SORTS' keys (each naming its column),
+    ``dir`` the order; a column in ASCENDING reads A to Z first, any other largest first.
+    Rows without the figure come last either way; TIEBREAK orders equal ones."""
+
+    SORTS: dict[str, str] = {}
+    DEFAULT_SORT = ""
+    ASCENDING: tuple[str, ...] = ()
+    TIEBREAK = F("id").desc()
+
+    dir = forms.ChoiceField(choices=[("asc", "asc"), ("desc", "desc")], required=False)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["sort"] = forms.ChoiceField(choices=[(k, k) for k in self.SORTS], required=False)
+
+    def sorted_by(self) -> tuple[str, str]:
+        """(the column, "asc" or "desc")."""
+        sort = self.cleaned_data.get("sort") or self.DEFAULT_SORT
+        return sort, self.cleaned_data.get("dir") or ("asc" if sort in self.ASCENDING else "desc")
+
+    def ordering(self) -> list[OrderBy]:
+        sort, direction = self.sorted_by()
+        column = F(self.SORTS[sort])
+        first = column.desc(nulls_last=True) if direction == "desc" else column.asc(nulls_last=True)
+        return [first, self.TIEBREAK]
+
+
+class ConversationListForm(SortedForm):
+    DEFAULT_SORT = "imported"
+    ASCENDING = ("title",)
     SORTS = {
         "imported": "imported_at",
         "title": "title",
@@ -49,8 +79,6 @@ class ConversationListForm(forms.Form):
     # "from"/"to" are Python keywords: the fields take their names in ``add_prefix``.
     imported_from = forms.DateField(required=False)
     imported_to = forms.DateField(required=False)
-    sort = forms.ChoiceField(choices=[(k, k) for k in SORTS], required=False)
-    dir = forms.ChoiceField(choices=[("asc", "asc"), ("desc", "desc")], required=False)
     page = forms.IntegerField(min_value=1, required=False)
     run = forms.SlugField(max_length=200, required=False)  # only this evaluation run's instances
 
@@ -63,15 +91,6 @@ class ConversationListForm(forms.Form):
         if start and end and start > end:
             raise forms.ValidationError("from must not be after to")
         return data
-
-    def ordering(self) -> list[OrderBy]:
-        """The list's order; conversations without the figure (no stats) come last either way."""
-        sort = self.cleaned_data.get("sort") or "imported"
-        default_dir = "asc" if sort == "title" else "desc"
-        column = F(self.SORTS[sort])
-        if (self.cleaned_data.get("dir") or default_dir) == "desc":
-            return [column.desc(nulls_last=True), F("id").desc()]
-        return [column.asc(nulls_last=True), F("id").desc()]
 
 
 class PathForm(forms.Form):
@@ -189,6 +208,8 @@ class MultipleFileField(forms.FileField):
 
 class UploadForm(forms.Form):
     files = MultipleFileField(label="Files")
+    # The run an evaluation output's rows import into; without it, the file's name.
+    run = forms.CharField(max_length=200, required=False, strip=True)
 
 
 class FilesForm(forms.Form):
@@ -215,10 +236,13 @@ class ExportForm(forms.Form):
     view = forms.ChoiceField(choices=[("full", "full"), ("model", "model")], required=False)
 
 
-class RunForm(forms.Form):
+class RunForm(SortedForm):
     """A run's instances: ``q`` filters by instance id, ``outcome`` by outcome, ``sort`` and
     ``dir`` order them."""
 
+    DEFAULT_SORT = "instance"
+    ASCENDING = ("instance", "outcome")
+    TIEBREAK = F("instance_id").asc()
     SORTS = {
         "instance": "instance_id",
         "outcome": "outcome",
@@ -231,15 +255,6 @@ class RunForm(forms.Form):
     }
     q = forms.CharField(max_length=200, required=False)
     outcome = forms.ChoiceField(choices=[(k, k) for k in runs.OUTCOMES], required=False)
-    sort = forms.ChoiceField(choices=[(k, k) for k in SORTS], required=False)
-    dir = forms.ChoiceField(choices=[("asc", "asc"), ("desc", "desc")], required=False)
-
-    def ordering(self) -> list[OrderBy]:
-        sort = self.cleaned_data.get("sort") or "instance"
-        column = F(self.SORTS[sort])
-        if (self.cleaned_data.get("dir") or ("asc" if sort in ("instance", "outcome") else "desc")) == "desc":
-            return [column.desc(nulls_last=True), F("instance_id").asc()]
-        return [column.asc(nulls_last=True), F("instance_id").asc()]
 
 
 class RunCompareForm(forms.Form):

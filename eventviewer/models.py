@@ -677,6 +677,7 @@ class Upload(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     results = models.JSONField(default=list)  # one {conversation_id, title, url, created, added, unchanged} each
     problems = models.JSONField(default=list)  # why nothing was imported, one line each
+    run = models.CharField(max_length=200, blank=True)  # an evaluation output's run name, as given
 
     class Meta:
         ordering = ["-created_at"]

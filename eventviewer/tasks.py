@@ -43,7 +43,7 @@ def import_upload(upload_id: str) -> list[dict[str, Any]]:
     progress = Progress()
     try:
         with ticking(HEARTBEAT, lambda: write_progress(upload.folder, progress)):
-            imported = import_paths(upload.paths(), progress)
+            imported = import_paths(upload.paths(), progress, upload.run or None)
     except ImportFailed as e:
         finish(upload, problems=e.problems)
         raise

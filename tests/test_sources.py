@@ -285,6 +285,22 @@ def test_a_row_that_is_not_json_is_refused_naming_its_line(tmp_path):
     assert line.startswith(f"{path}: row 3")
 
 
+def test_nul_characters_in_a_rows_fields_are_dropped(tmp_path):
+    data = rows(PARALLEL_PENDING)[:1]
+    data[0]["test_result"] = {"git_patch": "binary\u0000patch", "resolved": True}
+    data[0]["error"] = "bad\u0000thing"
+    run_import(write_rows(tmp_path / "run.jsonl", data))
+    found = instance("parallel-with-invalid-call")
+    assert found.test_result["git_patch"] == "binarypatch" and found.error == "badthing"
+
+
+def test_run_names_that_differ_only_in_case_are_one_run(tmp_path):
+    run_import(PARALLEL_PENDING, "--run", "Model A")
+    out = run_import(PARALLEL_PENDING, "--run", "model-a")
+    assert Run.objects.count() == 1 and Instance.objects.count() == 2
+    assert "nothing new" in out
+
+
 def test_one_instance_in_two_rows_is_refused(tmp_path):
     data = rows(SDK_OUTPUT)
     path = write_rows(tmp_path / "run.jsonl", [*data, data[0]])
@@ -418,6 +434,14 @@ def test_an_uploaded_evaluation_output_becomes_a_run(client, open_site):
     conversation = instance("confirmation-pending").conversation
     assert f'href="{conversation.get_absolute_url()}"' in html and "6 new events, 0 unchanged" in html
     assert Run.objects.get().name == "parallel-pending"
+
+
+def test_an_upload_names_its_run(client, open_site):
+    for name in ("model a", "model b"):
+        with open(V0_OUTPUT, "rb") as f:
+            client.post("/import/", {"files": f, "run": name})
+    assert sorted(Run.objects.values_list("name", flat=True)) == ["model a", "model b"]
+    assert Instance.objects.filter(instance_id="ponylang__ponyc-4595").count() == 2  # one per run, apart
 
 
 def test_an_uploaded_zip_of_the_app_server_layout_imports(client, open_site, tmp_path):

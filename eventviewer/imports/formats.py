@@ -18,6 +18,7 @@ from typing import Any
 
 import orjson
 from django.conf import settings
+from django.utils.text import slugify
 
 from eventviewer.imports.jsontext import parse_json
 from eventviewer.imports.sources import (
@@ -42,6 +43,7 @@ class Row:
     """What a run keeps of one evaluation row besides its events."""
 
     run: str  # the run's name
+    slug: str  # names the run in URLs and its instances' ids: names differing in case or punctuation are one run
     source: str  # the file, as labelled
     number: int  # its line in the file
     instance_id: str
@@ -130,23 +132,29 @@ def _fill_row_source(source: ConversationSource, data: dict[str, Any], run_name:
     metrics = data.get("metrics")
     if not isinstance(metrics, dict) and v0.is_v0_history(history):
         metrics = v0.metrics_of(history)
-    source.conversation_id = uuid.uuid5(uuid.NAMESPACE_URL, f"eventviewer:run:{run_name}:{instance_id}").hex
+    slug = run_slug(run_name)
+    source.conversation_id = uuid.uuid5(uuid.NAMESPACE_URL, f"eventviewer:run:{slug}:{instance_id}").hex
     source.expected = len(history) + (_needs_instruction(data) is not None)
     source.row = Row(
         run=run_name,
+        slug=slug,
         source=label,
         number=number,
         instance_id=instance_id,
         outcome=runs.outcome(data.get("test_result"), error, len(history)),
-        test_result=data.get("test_result") if data.get("test_result") is not None else {},
-        error=error if isinstance(error, str) else "",
-        metadata=runs.masked(metadata) if isinstance(metadata, dict) else {},
+        test_result=runs.storable(data.get("test_result")) if data.get("test_result") is not None else {},
+        error=error.replace("\x00", "") if isinstance(error, str) else "",
+        metadata=runs.storable(runs.masked(metadata)) if isinstance(metadata, dict) else {},
     )
     state: dict[str, Any] = {"agent": {"llm": {"model": runs.model_of(metadata, metrics)}}}
     if isinstance(metrics, dict):
         state["stats"] = {"usage_to_metrics": {"agent": metrics}}
     # Figures only: no base_state.json is stored for a row (raw stays empty).
     source._state = lambda: State(state, b"")
+
+
+def run_slug(name: str) -> str:
+    return slugify(name)[:200] or "run"
 
 
 def _needs_instruction(data: dict[str, Any]) -> dict[str, Any] | None:

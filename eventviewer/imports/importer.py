@@ -24,7 +24,6 @@ import orjson
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
-from django.utils.text import slugify
 
 from eventviewer import search
 from eventviewer.imports.formats import Row
@@ -173,11 +172,10 @@ def _import_all(sources: list[ConversationSource], problems: list[str], progress
 
 def _record_instance(conversation: Conversation, row: Row, runs_seen: dict[str, Run]) -> None:
     """The row's run (made on its first row, its metadata from that row) and instance."""
-    run = runs_seen.get(row.run)
+    run = runs_seen.get(row.slug)
     if run is None:
-        slug = slugify(row.run)[:200] or "run"
         run, _ = Run.objects.update_or_create(
-            slug=slug,
+            slug=row.slug,
             defaults={
                 "name": row.run[:200],
                 "source": row.source[:1000],
@@ -185,7 +183,7 @@ def _record_instance(conversation: Conversation, row: Row, runs_seen: dict[str, 
                 "imported_at": timezone.now(),
             },
         )
-        runs_seen[row.run] = run
+        runs_seen[row.slug] = run
     Instance.objects.update_or_create(
         conversation=conversation,
         defaults={
@@ -193,7 +191,7 @@ def _record_instance(conversation: Conversation, row: Row, runs_seen: dict[str, 
             "instance_id": row.instance_id,
             "outcome": row.outcome,
             "test_result": row.test_result,
-            "error": row.error.replace("\x00", ""),
+            "error": row.error,
             "row": row.number,
             **conversation.events.aggregate(
                 failures=Count("pk", filter=~Q(failure="")),

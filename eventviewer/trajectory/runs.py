@@ -83,6 +83,17 @@ def masked(value: Any) -> Any:
     return value
 
 
+def storable(value: Any) -> Any:
+    """``value`` without NUL characters in its strings and keys (PostgreSQL's JSON refuses them)."""
+    if isinstance(value, str):
+        return value.replace("\x00", "") if "\x00" in value else value
+    if isinstance(value, Mapping):
+        return {storable(str(k)): storable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [storable(v) for v in value]
+    return value
+
+
 def run_name(stem: str, folder: str) -> str:
     """A run's name from its file: the file's stem, or its folder's name when the file
     has the generic name the harness gives every run (``output.jsonl``)."""

@@ -214,9 +214,8 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
     )
     conversations = conversations.order_by(*form.ordering()).defer("skeleton")
     page = Paginator(conversations, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(params["page"] or 1)
-    sort = params["sort"] or "imported"
-    direction = params["dir"] or ("asc" if sort == "title" else "desc")
-    columns = sortable(LIST_COLUMNS, sort, direction, ascending=("title",), text=("title", "status", "imported"))
+    sort, direction = form.sorted_by()
+    columns = sortable(LIST_COLUMNS, sort, direction, ascending=form.ASCENDING, text=("title", "status", "imported"))
     filtered = any(params[k] for k in ("q", "run", "status", "model", "agent", "problems", "failures")) or any(
         params[k] for k in ("imported_from", "imported_to")
     )

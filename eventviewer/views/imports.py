@@ -25,7 +25,9 @@ def import_upload(request: HttpRequest) -> HttpResponse:
         return render(request, template, {"form": form}, status=400)
     files = form.cleaned_data["files"]
     upload = Upload.objects.create(
-        names=[f.name for f in files], created_by=request.user if request.user.is_authenticated else None
+        names=[f.name for f in files],
+        created_by=request.user if request.user.is_authenticated else None,
+        run=form.cleaned_data["run"],
     )
     upload.folder.mkdir(parents=True)
     for number, sent in enumerate(files):

@@ -71,10 +71,8 @@ def run_detail(request: HttpRequest, slug: str) -> HttpResponse:
     for row in rows:
         row["url"] = link.replace("/-/", f"/{row['cid']}/")
         row["label"] = runs.OUTCOME_LABELS.get(row["outcome"], row["outcome"])
-    sort = form.cleaned_data["sort"] or "instance"
-    direction = form.cleaned_data["dir"] or ("asc" if sort in ("instance", "outcome") else "desc")
-    text = ("instance", "outcome")
-    columns = sortable(RUN_COLUMNS, sort, direction, ascending=text, text=text)
+    sort, direction = form.sorted_by()
+    columns = sortable(RUN_COLUMNS, sort, direction, ascending=form.ASCENDING, text=form.ASCENDING)
     context = {
         "run": run,
         "model": runs.model_of(run.metadata, None),

@@ -47,6 +47,13 @@ def test_secrets_are_masked_at_any_depth_and_nulls_stay():
     assert "sk-1" not in repr(masked) and "ghp_x" not in repr(masked)
 
 
+def test_what_is_stored_holds_no_nul_character():
+    assert runs.storable({"a\x00b": ["x\x00y", 1, None], "c": {"d": "e\x00"}}) == {
+        "ab": ["xy", 1, None],
+        "c": {"d": "e"},
+    }
+
+
 @pytest.mark.parametrize(
     ("stem", "folder", "expected"),
     [("output", "gpt-4o_maxiter_100", "gpt-4o_maxiter_100"), ("my-run", "x", "my-run"), ("output", "", "output")],
