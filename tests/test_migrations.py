@@ -60,9 +60,7 @@ def test_base_states_move_to_their_own_table_and_back():
     migrate(BOUNDS)
     # Read without the Conversation model, which has columns later migrations add.
     rows = ConversationState.objects.values_list("conversation__conversation_id", "packed")
-    assert [(cid, unpack(packed)) for cid, packed in rows] == [
-        ("b" * 32, b'{"id": "b", "n": 1.10}')
-    ]
+    assert [(cid, unpack(packed)) for cid, packed in rows] == [("b" * 32, b'{"id": "b", "n": 1.10}')]
     old = migrate(PACKED_PAYLOADS)
     states = dict(old.get_model("eventviewer", "Conversation").objects.values_list("conversation_id", "base_state"))
     assert states == {"b" * 32: '{"id": "b", "n": 1.10}', "c" * 32: ""}
