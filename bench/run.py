@@ -357,6 +357,19 @@ def main() -> int:
     return 0
 
 
+def write_and_print(report: Report, path: Path, machine: dict[str, Any]) -> int:
+    """A partial run's rows (--hostile, --search-corpus) to ``path`` and the terminal."""
+    met = sum(1 for r in report.rows if r.met)
+    total = sum(1 for r in report.rows if r.met is not None)
+    write_json(
+        path, {"machine": machine, "rows": [asdict(r) for r in report.rows], "targets": {"met": met, "total": total}}
+    )
+    print(f"machine: {machine['cpu_count']} CPUs, Python {machine['python']}, {machine['database']}, {machine['date']}")
+    print_table(report.rows)
+    print(f"targets: {met}/{total} met")
+    return 0
+
+
 def run_hostile(args: argparse.Namespace) -> int:
     import hostile
 
@@ -385,16 +398,7 @@ def run_hostile(args: argparse.Namespace) -> int:
                 conversation.delete_in_batches()
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)
-    met = sum(1 for r in report.rows if r.met)
-    total = sum(1 for r in report.rows if r.met is not None)
-    write_json(
-        BENCH / "hostile-results.json",
-        {"machine": machine, "rows": [asdict(r) for r in report.rows], "targets": {"met": met, "total": total}},
-    )
-    print(f"machine: {machine['cpu_count']} CPUs, Python {machine['python']}, {machine['database']}, {machine['date']}")
-    print_table(report.rows)
-    print(f"targets: {met}/{total} met")
-    return 0
+    return write_and_print(report, BENCH / "hostile-results.json", machine)
 
 
 def run_search_corpus(args: argparse.Namespace) -> int:
@@ -421,16 +425,7 @@ def run_search_corpus(args: argparse.Namespace) -> int:
             shutil.rmtree(workdir, ignore_errors=True)
         else:
             print(f"kept {workdir}", file=sys.stderr)
-    met = sum(1 for r in report.rows if r.met)
-    total = sum(1 for r in report.rows if r.met is not None)
-    write_json(
-        BENCH / "search-results.json",
-        {"machine": machine, "rows": [asdict(r) for r in report.rows], "targets": {"met": met, "total": total}},
-    )
-    print(f"machine: {machine['cpu_count']} CPUs, Python {machine['python']}, {machine['database']}, {machine['date']}")
-    print_table(report.rows)
-    print(f"targets: {met}/{total} met")
-    return 0
+    return write_and_print(report, BENCH / "search-results.json", machine)
 
 
 if __name__ == "__main__":

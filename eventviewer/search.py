@@ -14,6 +14,8 @@ from typing import Any
 
 from django.core.exceptions import BadRequest
 from django.db import connection
+from django.db.models import BooleanField
+from django.db.models.expressions import RawSQL
 
 from eventviewer.trajectory.search import Query, QueryError, parse_query
 
@@ -37,9 +39,12 @@ POSTGRESQL_SCHEMA = [
         conversation_id bigint NOT NULL,
         body text NOT NULL,
         -- Words split as FTS5's unicode61 splits them (and as the query parser does):
-        -- PostgreSQL's own parser would keep "src/app.py" as one token.
+        -- PostgreSQL's own parser would keep "src/app.py" as one token. And a lexeme no
+        -- word can be, "_c<conversation pk>": a search in one conversation is then an
+        -- intersection in the index (GIN skips through the longer list), not a filter.
         tsv tsvector GENERATED ALWAYS AS (
             to_tsvector('simple', regexp_replace(body, '[^[:alnum:]]+', ' ', 'g'))
+            || ('_c' || conversation_id::text)::tsvector
         ) STORED
     )""",
     # Searches: tsv @@ query, within a conversation or across all of them.
@@ -112,13 +117,13 @@ def hits(conversation_pk: int, query: Query, kind: str = "", tool: str = "", fai
     if failures_only:
         where.append("(e.failure <> '' OR e.is_error)")
     if connection.vendor == "postgresql":
-        tsquery = query.tsquery()
         sql = f"""
             SELECT e.id FROM {TABLE} t JOIN eventviewer_event e ON e.id = t.event_id
-            WHERE t.tsv @@ to_tsquery('simple', %s) AND t.conversation_id = %s {"".join(" AND " + w for w in where)}
-            ORDER BY ts_rank_cd(t.tsv, to_tsquery('simple', %s)) DESC, e.seq LIMIT {MAX_HITS + 1}
+            WHERE t.tsv @@ %s::tsquery AND t.conversation_id = %s {"".join(" AND " + w for w in where)}
+            ORDER BY ts_rank_cd(t.tsv, %s::tsquery) DESC, e.seq LIMIT {MAX_HITS + 1}
         """
-        params = [tsquery, conversation_pk, *params, tsquery]
+        words = query.tsquery()
+        params = [f"({words}) & _c{conversation_pk}", conversation_pk, *params, words]
     else:
         # FTS5 names its table in MATCH and bm25() (no alias); bm25 weighs the body alone.
         match = f'conversation : "c{conversation_pk}" AND body : ({query.fts5()})'
@@ -137,12 +142,15 @@ def hits(conversation_pk: int, query: Query, kind: str = "", tool: str = "", fai
         return [row[0] for row in cursor.fetchall()]
 
 
-def conversations_matching(query: Query) -> tuple[str, list[Any]]:
-    """SQL selecting the pks of conversations with an event that matches, and its
-    parameters, for ``pk__in=RawSQL(...)``."""
+def conversation_matches(query: Query) -> RawSQL:
+    """Whether a conversation (the outer query's row) has an event that matches: a
+    condition for the list, asked of each conversation in the list's order until a page
+    is full. On PostgreSQL each is an intersection of two lists in the index."""
+    table = "eventviewer_conversation"
     if connection.vendor == "postgresql":
-        return f"SELECT DISTINCT conversation_id FROM {TABLE} t WHERE t.tsv @@ to_tsquery('simple', %s)", [
-            query.tsquery()
-        ]
-    sql = f"SELECT DISTINCT e.conversation_id FROM {TABLE} JOIN eventviewer_event e ON e.id = {TABLE}.rowid"
-    return sql + f" WHERE {TABLE} MATCH %s", [f"body : ({query.fts5()})"]
+        sql = f"""EXISTS (SELECT 1 FROM {TABLE} t WHERE t.tsv @@ (
+            to_tsquery('simple', %s) && ('_c' || {table}.id::text)::tsquery))"""
+        return RawSQL(sql, [query.tsquery()], output_field=BooleanField())
+    sql = f"""EXISTS (SELECT 1 FROM {TABLE} WHERE {TABLE} MATCH
+        'conversation : "c' || {table}.id || '" AND body : (' || %s || ')')"""
+    return RawSQL(sql, [query.fts5()], output_field=BooleanField())

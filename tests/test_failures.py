@@ -50,3 +50,8 @@ def test_one_kind_is_listed_alone(client, conversation):
 def test_the_summary_links_the_first_failure(client, conversation):
     html = client.get(conversation.get_absolute_url()).content.decode()
     assert "First: <a" in html and "at=o1#event-o1" in html and "turn 3, terminal exit 1" in html
+
+
+def test_each_count_in_the_summary_lists_its_kind(client, conversation):
+    html = client.get(conversation.get_absolute_url()).content.decode()
+    assert re.search(r'href="[^"]*problem=exit_code"[^>]*>1 non-zero exit code<', html)

@@ -12,7 +12,6 @@ from django.core.exceptions import BadRequest
 from django.core.paginator import Paginator
 from django.db import transaction
 from django.db.models import F, Prefetch, Q
-from django.db.models.expressions import RawSQL
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -169,8 +168,8 @@ def _listed(params: dict):
     if params["run"]:
         conversations = conversations.filter(instance__run__slug=params["run"])
     if q:
-        query = search.parsed(q)
-        match = Q(title__icontains=q) | Q(pk__in=RawSQL(*search.conversations_matching(query)))
+        conversations = conversations.alias(text_matches=search.conversation_matches(search.parsed(q)))
+        match = Q(title__icontains=q) | Q(text_matches=True)
         as_id = q.lower().replace("-", "")
         if as_id and all(c in "0123456789abcdef" for c in as_id):
             match |= Q(conversation_id__startswith=as_id)
