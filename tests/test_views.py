@@ -551,6 +551,25 @@ def test_the_event_page_shows_a_mismatch_and_links_its_parent(site, db):
     assert f'title="The parent event">{event.parent.event_id}</a>' in html
 
 
+def test_an_event_page_gives_each_problem_the_reason_the_whole_branch_gives(site, db):
+    from django.template.loader import render_to_string
+
+    from eventviewer.scope import Scope
+    from eventviewer.views.problems import Reasons
+
+    conversation = _import_demo("problems")
+    reading = conversation.read_path(conversation.head)
+    reasons = Reasons.of_branch(Scope(conversation), conversation.head, reading)
+    assert reading.pairing.pending and reading.pairing.mismatched
+    for event_id in reading.problem_ids:
+        html = site.get(f"{conversation.get_absolute_url()}events/{event_id}/").content.decode()
+        note = html[html.index('<p class="problem-note">') : html.index("(on this branch)")]
+        badge = "mismatched" if event_id in reading.pairing.mismatched else "pending"
+        assert f">{badge}</span>" in note
+        said = render_to_string("conversations/_reason.html", {"reason": reasons.of(event_id)})
+        assert " ".join(said.split()) in " ".join(note.split())
+
+
 def test_the_event_card_alone_is_an_htmx_partial(site, folder):
     from eventviewer.imports.importer import import_paths
 

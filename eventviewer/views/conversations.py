@@ -112,7 +112,7 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
 
         turns = remembered("turns", lambda: branch_turns.display_turns(reading, view))
         span = _span(conversation, reading, turns, params)
-        reasons = Reasons(scope, leaf, reading)
+        reasons = Reasons.of_branch(scope, leaf, reading)
         context["window"] = span
         context["rows"] = branch_turns.build_rows(conversation, reading, turns, span, leaf, reasons)
         context["at"] = params["at"]

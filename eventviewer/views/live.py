@@ -53,7 +53,7 @@ def live_response(request: HttpRequest, scope: Scope, params: dict) -> HttpRespo
         if total - grown.start <= settings.EVENTVIEWER_PAGE_SIZE:
             span = Span(grown.start, total, total)
             context["live_rows"] = turns.build_rows(
-                conversation, reading, reading.turns, span, leaf, Reasons(scope, leaf, reading)
+                conversation, reading, reading.turns, span, leaf, Reasons.of_branch(scope, leaf, reading)
             )
             context["live_growth"] = grown
         else:

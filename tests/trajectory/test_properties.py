@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eventviewer.trajectory import kinds
-from eventviewer.trajectory.pairing import pair
+from eventviewer.trajectory.pairing import focus, pair
 from eventviewer.trajectory.projection import project
 from eventviewer.trajectory.tree import Entry, TreeError, build_tree
 
@@ -498,3 +498,21 @@ def test_an_observation_answers_exactly_when_the_brute_force_rule_says_so(args):
             assert mismatch.code and mismatch.reason and "\n" not in mismatch.reason
             if fits:
                 assert mismatch.code == "duplicate"
+
+
+@FAST
+@given(paired_paths(), st.data())
+def test_pairing_what_decides_some_events_says_what_the_whole_branch_says_about_them(args, data):
+    path, elsewhere = args
+    picked = data.draw(st.sets(st.sampled_from(range(len(path)))) if path else st.just(set()), label="shown")
+    shown = [path[i] for i in sorted(picked)]
+    whole = pair(path, elsewhere)
+    decides = focus(shown)
+    part = pair([e for e in path if decides.decides(e)], elsewhere)
+    for event in shown:
+        eid = event.event_id
+        assert (eid in part.pending) == (eid in whole.pending)
+        assert part.mismatched.get(eid) == whole.mismatched.get(eid)
+        assert part.result_for.get(eid) == whole.result_for.get(eid)
+        assert part.answers.get(eid) == whole.answers.get(eid)
+        assert part.unmatched_for.get(eid) == whole.unmatched_for.get(eid)
