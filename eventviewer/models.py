@@ -54,7 +54,6 @@ def raw_path(event_id: str) -> str:
 
 
 DELETE_BATCH = 2000  # events deleted per transaction
-BRANCHES_KEPT = 4  # branches whose reading each process keeps (see Conversation.branch_memo)
 BRANCH_KEPT_EVENTS = 200_000  # longer branches are read again by each request: too big to keep
 
 
@@ -281,7 +280,7 @@ class Conversation(models.Model):
             memo = _BRANCHES.setdefault(key, {})
             memo[name] = value
             _BRANCHES.move_to_end(key)
-            while len(_BRANCHES) > BRANCHES_KEPT:
+            while len(_BRANCHES) > settings.EVENTVIEWER_BRANCHES_KEPT:
                 _BRANCHES.popitem(last=False)
         return value
 

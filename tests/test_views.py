@@ -9,6 +9,7 @@ from xml.etree import ElementTree
 
 import pytest
 from django.test import override_settings
+from django.utils import timezone
 
 from eventviewer.models import Conversation, ShareLink
 
@@ -593,3 +594,22 @@ def test_a_title_is_one_line_with_inline_code_and_its_whole_text_on_hover(site, 
     assert "<summary>Full title</summary>" in html
     listed = site.get("/").content.decode()
     assert "fix <code>calc.py</code>" in listed and "```" not in listed
+
+
+def test_a_branch_is_read_once_until_the_conversation_changes(site, db):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    conversation = _import_demo("problems")
+
+    def reads_the_branch(url: str) -> bool:
+        with CaptureQueriesContext(connection) as queries:
+            assert site.get(url).status_code == 200
+        return any("WITH RECURSIVE" in q["sql"] for q in queries)
+
+    page = conversation.get_absolute_url()
+    assert reads_the_branch(page)
+    assert not reads_the_branch(page)
+    assert not reads_the_branch(page + "?view=model")
+    Conversation.objects.filter(pk=conversation.pk).update(updated_at=timezone.now())  # as an import does
+    assert reads_the_branch(page)
