@@ -26,7 +26,7 @@ from django.utils import timezone
 from eventviewer.trajectory import files, kinds, runs
 from eventviewer.trajectory.cards import Card
 from eventviewer.trajectory.events import SUMMARY_LENGTH, Light, one_line
-from eventviewer.trajectory.pairing import Identity, Pairing, problems_per_leaf, referenced_actions
+from eventviewer.trajectory.pairing import Identity, Pairing, focus, pair, problems_per_leaf, referenced_actions
 from eventviewer.trajectory.reading import Reading, read
 from eventviewer.trajectory.search import branch_leaves
 from eventviewer.trajectory.skeleton import Node, build_skeleton, event_label
@@ -57,7 +57,6 @@ def raw_path(event_id: str) -> str:
 
 
 DELETE_BATCH = 2000  # events deleted per transaction
-BRANCHES_KEPT = 4  # branches whose reading each process keeps (see Conversation.branch_memo)
 BRANCH_KEPT_EVENTS = 200_000  # longer branches are read again by each request: too big to keep
 
 
@@ -300,7 +299,7 @@ class Conversation(models.Model):
             memo = _BRANCHES.setdefault(key, {})
             memo[name] = value
             _BRANCHES.move_to_end(key)
-            while len(_BRANCHES) > BRANCHES_KEPT:
+            while len(_BRANCHES) > settings.EVENTVIEWER_BRANCHES_KEPT:
                 _BRANCHES.popitem(last=False)
         return value
 
@@ -319,6 +318,25 @@ class Conversation(models.Model):
                 self.events.filter(kind=kinds.ACTION, event_id__in=wanted).values_list("event_id", flat=True)
             )
         return read(path, elsewhere, self.condensations(path))
+
+    def pairing_of(self, leaf: Event, events: Sequence[Light]) -> tuple[Pairing, set[str]]:
+        """How ``events`` (on the branch ending at ``leaf``) pair on that branch, read
+        without the branch: only its events that decide it (``pairing.focus``), found by
+        their ids and tool calls and kept when they are ``leaf``'s ancestors. Returns the
+        pairing, exact for ``events``, and the ids of the branch's events it read."""
+        decides = focus(events)
+        if not decides:
+            return Pairing(), set()
+        match = models.Q(event_id__in=decides.ids) | models.Q(action_id__in=decides.ids)
+        if decides.calls:
+            match |= models.Q(tool_call_id__in=decides.calls)
+        found = self.events.filter(match).light_rows()
+        above = [e for e in found if e.depth is not None and e.depth <= (leaf.depth or 0)]
+        on_branch = Event.objects.ancestors(leaf, min((e.depth or 0 for e in above), default=leaf.depth or 0))
+        path = sorted((e for e in above if on_branch.get(e.depth or 0) == e.pk), key=lambda e: e.depth or 0)
+        on_path = {e.event_id for e in path}
+        elsewhere = {e.event_id for e in found if e.kind == kinds.ACTION and e.event_id not in on_path}
+        return pair(path, elsewhere), on_path
 
     def side_events(self, parent_pks: list[int], leaf_pk: int) -> dict[int, list[Light]]:
         """The side events hanging on these events (see ``skeleton.side_events``): their
@@ -492,6 +510,23 @@ class EventQuerySet(models.QuerySet):
         branch does with them."""
         return [light_row(row) for row in self.values_list(*LIGHT_COLUMNS)]
 
+    def ancestors(self, leaf: Event, down_to: int) -> dict[int, int]:
+        """The pks of ``leaf`` and its ancestors down to depth ``down_to``, by depth: one
+        recursive query, as long as the distance (see ``path_to``)."""
+        table = Event._meta.db_table
+        sql = f"""
+            WITH RECURSIVE chain(id, depth) AS (
+                SELECT id, depth FROM {table} WHERE id = %s
+                UNION ALL
+                SELECT p.parent_id, chain.depth - 1 FROM {table} p JOIN chain ON p.id = chain.id
+                WHERE p.parent_id IS NOT NULL AND chain.depth > %s
+            )
+            SELECT depth, id FROM chain
+        """
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [leaf.pk, down_to])
+            return dict(cursor.fetchall())
+
     def path_to(self, leaf: Event) -> list[Light]:
         """The root-first path to ``leaf`` in one recursive query, O(depth): the rest
         of the conversation is never read, nor any payload."""
@@ -567,6 +602,9 @@ class Event(models.Model):
 
     def get_absolute_url(self) -> str:
         return self.conversation.get_absolute_url() + event_path(self.event_id)
+
+    def as_light(self) -> Light:
+        return light_row(tuple(getattr(self, column) for column in LIGHT_COLUMNS))
 
     @property
     def is_tree_node(self) -> bool:

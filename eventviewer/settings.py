@@ -226,6 +226,9 @@ EVENTVIEWER_PAGE_SIZE = envint("EVENTVIEWER_PAGE_SIZE", "60")
 EVENTVIEWER_LIST_PAGE_SIZE = envint("EVENTVIEWER_LIST_PAGE_SIZE", "50")
 # Drawn diagrams stay valid until the conversation changes; this only bounds their life.
 EVENTVIEWER_DIAGRAM_CACHE_SECONDS = envint("EVENTVIEWER_DIAGRAM_CACHE_SECONDS", "3600")
+# Branches whose reading (and what pages derive from it) each process keeps: about 10 MB
+# for a 10,000-event branch; branches over 200,000 events are never kept.
+EVENTVIEWER_BRANCHES_KEPT = envint("EVENTVIEWER_BRANCHES_KEPT", "4")
 
 LOGGING = {
     "version": 1,

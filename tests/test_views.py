@@ -9,6 +9,7 @@ from xml.etree import ElementTree
 
 import pytest
 from django.test import override_settings
+from django.utils import timezone
 
 from eventviewer.models import Conversation, Event, ShareLink
 
@@ -569,6 +570,25 @@ def test_the_event_page_shows_a_mismatch_and_links_its_parent(site, db):
     assert f'title="The parent event">{event.parent.event_id}</a>' in html
 
 
+def test_an_event_page_gives_each_problem_the_reason_the_whole_branch_gives(site, db):
+    from django.template.loader import render_to_string
+
+    from eventviewer.scope import Scope
+    from eventviewer.views.problems import Reasons
+
+    conversation = _import_demo("problems")
+    reading = conversation.read_path(conversation.head)
+    reasons = Reasons.of_branch(Scope(conversation), conversation.head, reading)
+    assert reading.pairing.pending and reading.pairing.mismatched
+    for event_id in reading.problem_ids:
+        html = site.get(f"{conversation.get_absolute_url()}events/{event_id}/").content.decode()
+        note = html[html.index('<p class="problem-note">') : html.index("(on this branch)")]
+        badge = "mismatched" if event_id in reading.pairing.mismatched else "pending"
+        assert f">{badge}</span>" in note
+        said = render_to_string("conversations/_reason.html", {"reason": reasons.of(event_id)})
+        assert " ".join(said.split()) in " ".join(note.split())
+
+
 def test_the_event_card_alone_is_an_htmx_partial(site, folder):
     from eventviewer.imports.importer import import_paths
 
@@ -592,3 +612,22 @@ def test_a_title_is_one_line_with_inline_code_and_its_whole_text_on_hover(site, 
     assert "<summary>Full title</summary>" in html
     listed = site.get("/").content.decode()
     assert "fix <code>calc.py</code>" in listed and "```" not in listed
+
+
+def test_a_branch_is_read_once_until_the_conversation_changes(site, db):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    conversation = _import_demo("problems")
+
+    def reads_the_branch(url: str) -> bool:
+        with CaptureQueriesContext(connection) as queries:
+            assert site.get(url).status_code == 200
+        return any("WITH RECURSIVE" in q["sql"] for q in queries)
+
+    page = conversation.get_absolute_url()
+    assert reads_the_branch(page)
+    assert not reads_the_branch(page)
+    assert not reads_the_branch(page + "?view=model")
+    Conversation.objects.filter(pk=conversation.pk).update(updated_at=timezone.now())  # as an import does
+    assert reads_the_branch(page)

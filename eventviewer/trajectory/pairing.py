@@ -52,6 +52,38 @@ def referenced_actions(path: Sequence[Light]) -> set[str]:
     return {e.action_id for e in path if e.kind in ACTION_RESULTS and e.action_id and e.action_id not in on_path}
 
 
+class Focus(NamedTuple):
+    """What decides how some events of a branch pair: the events whose id, action or tool
+    call is one of these (see ``focus``)."""
+
+    ids: frozenset[str]
+    calls: frozenset[str]
+
+    def __bool__(self) -> bool:
+        return bool(self.ids)
+
+    def decides(self, event: Light) -> bool:
+        return event.event_id in self.ids or event.action_id in self.ids or event.tool_call_id in self.calls
+
+
+def pairs(event: Light) -> bool:
+    """Whether pairing says anything about ``event``: an action, or a result."""
+    return (
+        event.kind == ACTION or event.kind in ACTION_RESULTS or (event.kind == AGENT_ERROR and bool(event.tool_call_id))
+    )
+
+
+def focus(events: Iterable[Light]) -> Focus:
+    """How ``events`` pair on a branch depends only on the branch's events that ``focus``
+    ``decides``: their actions (by id or by tool call), those actions' other results, and
+    any event a result names. ``pair`` over just those, in branch order, says exactly what
+    ``pair`` over the whole branch says about ``events`` (their pending and mismatched
+    state, reasons and answers): a page pairs the events it shows without the branch."""
+    events = [e for e in events if pairs(e)]  # nothing decides anything about the others
+    ids = {e.event_id for e in events} | {e.action_id for e in events if e.action_id}
+    return Focus(frozenset(ids), frozenset(e.tool_call_id for e in events if e.tool_call_id))
+
+
 def pair(path: Sequence[Light], elsewhere: Container[str] = frozenset()) -> Pairing:
     """Pair results with actions along ``path`` (root first). ``elsewhere`` holds the
     ids of actions that exist in the conversation but not on this path."""

@@ -118,7 +118,7 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
 
         turns = remembered("turns", lambda: branch_turns.display_turns(reading, view))
         span = _span(conversation, reading, turns, params)
-        reasons = Reasons(scope, leaf, reading)
+        reasons = Reasons.of_branch(scope, leaf, reading)
         side = remembered("side", lambda: conversation.side_failures(list(reading.path)))
         found = remembered("found", lambda: failures(reading, side))
         context["window"] = span

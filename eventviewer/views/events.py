@@ -37,10 +37,10 @@ def event_page(request: HttpRequest, scope: Scope, event_id: str) -> HttpRespons
     if leaf and not request.htmx:
         # Pending or mismatched on the branch it is shown on: the same badge and reason as its card.
         leaf_event = get_leaf(conversation, leaf)
-        reading = conversation.read_path(leaf_event)
-        pairing = reading.pairing
+        # Only what decides how this event pairs is read, not the branch (which may be huge).
+        pairing, on_path = conversation.pairing_of(leaf_event, [event.as_light()])
         if event.event_id in pairing.mismatched or event.event_id in pairing.pending:
-            reason = Reasons(scope, leaf_event, reading).of(event.event_id)
+            reason = Reasons(scope, leaf_event, pairing, on_path).of(event.event_id)
             problem = {"mismatch": pairing.mismatched.get(event.event_id), "reason": reason}
     children = list(event.children.light().order_by("seq")[:CHILDREN_LISTED]) if event.is_tree_node else []
     parent = event.parent.event_id if event.parent_id else None
@@ -80,8 +80,7 @@ def _branch_through(conversation: Conversation, event: Event) -> str:
     if head is not None and head.pk == event.pk:
         return head.event_id
     if head is not None and head.depth is not None and event.depth <= head.depth:
-        head_path = Event.objects.path_to(head)
-        if head_path[event.depth].pk == event.pk:
+        if Event.objects.ancestors(head, event.depth).get(event.depth) == event.pk:
             return head.event_id
     path_ids = [e.event_id for e in Event.objects.path_to(event)]
     return latest_leaf_below(conversation.skeleton, path_ids) or event.event_id

@@ -55,7 +55,7 @@ def live_response(request: HttpRequest, scope: Scope, params: dict) -> HttpRespo
             span = Span(grown.start, total, total)
             found = failures(reading, conversation.side_failures(list(reading.path)))
             context["live_rows"] = turns.build_rows(
-                conversation, reading, reading.turns, span, leaf, Reasons(scope, leaf, reading), found
+                conversation, reading, reading.turns, span, leaf, Reasons.of_branch(scope, leaf, reading), found
             )
             context["live_growth"] = grown
         else:

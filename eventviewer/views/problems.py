@@ -4,7 +4,7 @@ every event id in the reason linked."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -14,7 +14,7 @@ from eventviewer.trajectory import kinds
 from eventviewer.trajectory.cards import Card
 from eventviewer.trajectory.events import Light, one_line
 from eventviewer.trajectory.failures import LABELS, MISMATCHED, PENDING, PROBLEMS
-from eventviewer.trajectory.pairing import Mismatch
+from eventviewer.trajectory.pairing import Mismatch, Pairing
 from eventviewer.trajectory.reading import Reading
 from eventviewer.trajectory.skeleton import event_label
 from eventviewer.trajectory.window import PlacedProblem
@@ -45,10 +45,16 @@ class Reasons:
     """Problem reasons as text with every event id in them linked: on the branch shown to
     the card, elsewhere to the event's page (which opens it on its own branch)."""
 
-    def __init__(self, scope: Scope, leaf: Event, reading: Reading):
-        self.scope, self.leaf, self.reading = scope, leaf.event_id, reading
-        self.on_path = reading.position
-        self.unmatched = reading.pairing.unmatched_for
+    def __init__(self, scope: Scope, leaf: Event, pairing: Pairing, on_path: Container[str]):
+        """``on_path``: the branch's events among those the reasons name (all of them, or
+        the ids ``Conversation.pairing_of`` read)."""
+        self.scope, self.leaf, self.pairing = scope, leaf.event_id, pairing
+        self.on_path = on_path
+        self.unmatched = pairing.unmatched_for
+
+    @classmethod
+    def of_branch(cls, scope: Scope, leaf: Event, reading: Reading) -> Reasons:
+        return cls(scope, leaf, reading.pairing, reading.position)
 
     def href(self, event_id: str) -> str:
         if event_id in self.on_path:
@@ -65,7 +71,7 @@ class Reasons:
         return [self.link(piece) if n % 2 else Part(piece) for n, piece in enumerate(re.split(pattern, text))]
 
     def of(self, event_id: str) -> list[Part]:
-        mismatch = self.reading.pairing.mismatched.get(event_id)
+        mismatch = self.pairing.mismatched.get(event_id)
         if mismatch is not None:
             parts = self._linked(mismatch.reason, mismatch.refs)
             if mismatch.action and mismatch.action not in mismatch.refs:

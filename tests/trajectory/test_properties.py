@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eventviewer.trajectory import kinds
-from eventviewer.trajectory.pairing import pair, problems_per_leaf
+from eventviewer.trajectory.pairing import focus, pair, problems_per_leaf
 from eventviewer.trajectory.projection import project
 from eventviewer.trajectory.tree import Entry, TreeError, build_tree
 
@@ -529,3 +529,21 @@ def test_the_one_walk_counts_each_branchs_problems_as_pairing_that_branch_does(a
             current = by_pk.get(current.parent_pk) if current.parent_pk else None
         expected = pair(branch[::-1])
         assert found[leaf.event_id] == (len(expected.pending), len(expected.mismatched))
+
+
+@FAST
+@given(paired_paths(), st.data())
+def test_pairing_what_decides_some_events_says_what_the_whole_branch_says_about_them(args, data):
+    path, elsewhere = args
+    picked = data.draw(st.sets(st.sampled_from(range(len(path)))) if path else st.just(set()), label="shown")
+    shown = [path[i] for i in sorted(picked)]
+    whole = pair(path, elsewhere)
+    decides = focus(shown)
+    part = pair([e for e in path if decides.decides(e)], elsewhere)
+    for event in shown:
+        eid = event.event_id
+        assert (eid in part.pending) == (eid in whole.pending)
+        assert part.mismatched.get(eid) == whole.mismatched.get(eid)
+        assert part.result_for.get(eid) == whole.result_for.get(eid)
+        assert part.answers.get(eid) == whole.answers.get(eid)
+        assert part.unmatched_for.get(eid) == whole.unmatched_for.get(eid)
