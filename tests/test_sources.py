@@ -198,6 +198,13 @@ def test_a_v0_trajectory_export_imports_and_reads_like_a_conversation(user_clien
     assert "str_replace_editor" in text
 
 
+def test_the_trajectory_api_answer_imports_too(tmp_path):
+    answer = {"trajectory": json.loads(V0_TRAJECTORY.read_text())}
+    (tmp_path / "answer.json").write_text(json.dumps(answer))
+    run_import(tmp_path / "answer.json")
+    assert Conversation.objects.get().event_count == 4
+
+
 def test_a_mismatched_cause_is_reported_by_cause(tmp_path):
     events = json.loads(V0_TRAJECTORY.read_text())
     events[2]["cause"] = 0  # the edit's result says it answers the user's message
