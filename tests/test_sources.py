@@ -308,6 +308,19 @@ def test_run_names_that_differ_only_in_case_are_one_run(tmp_path):
     assert "nothing new" in out
 
 
+def test_a_row_with_an_empty_history_is_listed_as_empty(tmp_path, user_client):
+    data = rows(SDK_OUTPUT)
+    data[1]["history"] = []
+    data[1].pop("instruction")
+    run_import(write_rows(tmp_path / "run.jsonl", data), "--run", "x")
+    assert instance("safety-business-intelligence").outcome == "empty"
+    assert instance("safety-business-intelligence").conversation.event_count == 0
+    table = text_of(user_client.get("/runs/x/").content.decode(), "instance-table")
+    assert "empty history 1" in table and "safety-business-intelligence empty history" in table
+    page = user_client.get(instance("safety-business-intelligence").conversation.get_absolute_url())
+    assert page.status_code == 200
+
+
 def test_one_instance_in_two_rows_is_refused(tmp_path):
     data = rows(SDK_OUTPUT)
     path = write_rows(tmp_path / "run.jsonl", [*data, data[0]])
