@@ -401,6 +401,18 @@ def test_a_missing_run_is_a_404(user_client):
     assert user_client.get("/?run=nope").status_code == 404
 
 
+def test_an_instance_being_deleted_is_not_listed(user_client):
+    run_import(PARALLEL_PENDING, "--run", "fixtures")
+    Conversation.objects.filter(instance__instance_id="confirmation-pending").update(deleting=True)
+    table = text_of(user_client.get("/runs/fixtures/").content.decode(), "instance-table")
+    assert "confirmation-pending" not in table and "all 1" in table
+    assert "fixtures parallel-pending.jsonl 1 1" in text_of(
+        user_client.get("/runs/").content.decode(), "run-list"
+    ).replace(str(FIXTURES.parent.parent) + "/tests/fixtures/evaluation/", "")
+    instance("confirmation-pending").conversation.delete_in_batches()
+    assert Instance.objects.count() == 1
+
+
 def test_the_runs_page_lists_runs_with_resolved_counts(user_client):
     run_import(PARALLEL_PENDING, "--run", "fixtures")
     run_import(SDK_OUTPUT, "--run", "safety")
