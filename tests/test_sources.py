@@ -198,6 +198,13 @@ def test_a_v0_trajectory_export_imports_and_reads_like_a_conversation(user_clien
     assert "str_replace_editor" in text
 
 
+def test_the_trajectory_api_answer_imports_too(tmp_path):
+    answer = {"trajectory": json.loads(V0_TRAJECTORY.read_text())}
+    (tmp_path / "answer.json").write_text(json.dumps(answer))
+    run_import(tmp_path / "answer.json")
+    assert Conversation.objects.get().event_count == 4
+
+
 def test_a_mismatched_cause_is_reported_by_cause(tmp_path):
     events = json.loads(V0_TRAJECTORY.read_text())
     events[2]["cause"] = 0  # the edit's result says it answers the user's message
@@ -301,6 +308,19 @@ def test_run_names_that_differ_only_in_case_are_one_run(tmp_path):
     assert "nothing new" in out
 
 
+def test_a_row_with_an_empty_history_is_listed_as_empty(tmp_path, user_client):
+    data = rows(SDK_OUTPUT)
+    data[1]["history"] = []
+    data[1].pop("instruction")
+    run_import(write_rows(tmp_path / "run.jsonl", data), "--run", "x")
+    assert instance("safety-business-intelligence").outcome == "empty"
+    assert instance("safety-business-intelligence").conversation.event_count == 0
+    table = text_of(user_client.get("/runs/x/").content.decode(), "instance-table")
+    assert "empty history 1" in table and "safety-business-intelligence empty history" in table
+    page = user_client.get(instance("safety-business-intelligence").conversation.get_absolute_url())
+    assert page.status_code == 200
+
+
 def test_one_instance_in_two_rows_is_refused(tmp_path):
     data = rows(SDK_OUTPUT)
     path = write_rows(tmp_path / "run.jsonl", [*data, data[0]])
@@ -379,6 +399,18 @@ def test_a_bad_run_query_is_a_400(user_client, query):
 def test_a_missing_run_is_a_404(user_client):
     assert user_client.get("/runs/nope/").status_code == 404
     assert user_client.get("/?run=nope").status_code == 404
+
+
+def test_an_instance_being_deleted_is_not_listed(user_client):
+    run_import(PARALLEL_PENDING, "--run", "fixtures")
+    Conversation.objects.filter(instance__instance_id="confirmation-pending").update(deleting=True)
+    table = text_of(user_client.get("/runs/fixtures/").content.decode(), "instance-table")
+    assert "confirmation-pending" not in table and "all 1" in table
+    assert "fixtures parallel-pending.jsonl 1 1" in text_of(
+        user_client.get("/runs/").content.decode(), "run-list"
+    ).replace(str(FIXTURES.parent.parent) + "/tests/fixtures/evaluation/", "")
+    instance("confirmation-pending").conversation.delete_in_batches()
+    assert Instance.objects.count() == 1
 
 
 def test_the_runs_page_lists_runs_with_resolved_counts(user_client):

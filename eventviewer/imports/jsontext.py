@@ -55,6 +55,11 @@ def _may_repeat_keys(content: bytes, written: bytes) -> bool:
     return written.count(b":") != content.count(b":") or b"\\u003" in content
 
 
+# The members of a top-level object that hold the events: "events", and "trajectory" (what
+# OpenHands' /trajectory API answers; its "export trajectory" saves the array alone).
+ARRAY_KEYS = ("events", "trajectory")
+
+
 class _RepeatedKey(Exception):
     pass
 
@@ -203,7 +208,7 @@ class ArrayItems:
         return f"an item over the limit of {self.cap:,} bytes (EVENTVIEWER_MAX_EVENT_BYTES)"
 
     def _find_events(self) -> None:
-        """Move to the "events" array of a top-level object, skipping other members
+        """Move to the "events" (or "trajectory") array of a top-level object, skipping other members
         (each bounded like an item)."""
         self.pos += 1
         while self._next_char() == '"':
@@ -211,7 +216,7 @@ class ArrayItems:
             if self._next_char() != ":":
                 raise BadItem("malformed JSON (expected : after a key)", in_item=False)
             self.pos += 1
-            if key == "events" and self._next_char() == "[":
+            if key in ARRAY_KEYS and self._next_char() == "[":
                 return
             self._value()
             if self._next_char() == ",":

@@ -15,6 +15,7 @@ from eventviewer.models import Instance, Run
 from eventviewer.trajectory import runs
 from eventviewer.views.columns import sortable
 
+SHOWN = Q(instances__conversation__deleting=False)  # a conversation being deleted is shown nowhere
 RUN_COLUMNS = [
     ("instance", "Instance"),
     ("outcome", "Outcome"),
@@ -30,8 +31,8 @@ RUN_COLUMNS = [
 @require_safe
 def run_list(request: HttpRequest) -> HttpResponse:
     found = Run.objects.annotate(
-        instance_count=Count("instances"),
-        resolved=Count("instances", filter=Q(instances__outcome=runs.RESOLVED)),
+        instance_count=Count("instances", filter=SHOWN),
+        resolved=Count("instances", filter=SHOWN & Q(instances__outcome=runs.RESOLVED)),
     )
     return render(request, "runs/list.html", {"runs": found})
 
@@ -42,11 +43,12 @@ def run_detail(request: HttpRequest, slug: str) -> HttpResponse:
     run = get_object_or_404(Run, slug=slug)
     form = checked(RunForm(request.GET))
     q, outcome = form.cleaned_data["q"].strip(), form.cleaned_data["outcome"]
-    instances = run.instances.annotate(
+    shown = run.instances.filter(conversation__deleting=False)
+    instances = shown.annotate(
         problems=F("conversation__pending_count") + F("conversation__mismatch_count"),
         tokens=F("conversation__prompt_tokens") + F("conversation__completion_tokens"),
     )
-    counts = dict(run.instances.values_list("outcome").annotate(n=Count("pk")).values_list("outcome", "n"))
+    counts = dict(shown.values_list("outcome").annotate(n=Count("pk")).values_list("outcome", "n"))
     if q:
         instances = instances.filter(instance_id__icontains=q)
     if outcome:
@@ -96,7 +98,7 @@ def run_compare(request: HttpRequest) -> HttpResponse:
     params = checked(RunCompareForm(request.GET)).cleaned_data
     a = get_object_or_404(Run, slug=params["a"])
     b = get_object_or_404(Run, slug=params["b"])
-    rows = Instance.objects.filter(run__in=[a, b]).values_list(
+    rows = Instance.objects.filter(run__in=[a, b], conversation__deleting=False).values_list(
         "run_id", "instance_id", "outcome", "conversation__conversation_id"
     )
     outcomes: dict[int, dict[str, str]] = {a.pk: {}, b.pk: {}}
