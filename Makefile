@@ -10,6 +10,9 @@ PG_URL ?= postgres://postgres@127.0.0.1:5432/test
 APT_PACKAGES_RUN := graphviz
 APT_PACKAGES_TEST := graphviz chromium fonts-dejavu-core tmux git
 PYTEST := $(BIN)/python -m pytest
+# Besides demo/: evaluation runs (an SDK-events output.jsonl, a V0 one) and a V0 trajectory, real files.
+DEMO_RUNS := tests/fixtures/evaluation/output.jsonl tests/fixtures/evaluation/parallel-pending.jsonl \
+	tests/fixtures/v0/output.jsonl tests/fixtures/v0/trajectory.json
 PURE_TESTS := tests/trajectory
 # Run once more with every folder parsed by forked workers (EVENTVIEWER_PARALLEL_FROM=0).
 IMPORT_TESTS := tests/test_import.py tests/test_corruptions.py
@@ -25,7 +28,7 @@ RUN_ENV = DEBUG=false SECRET_KEY="$$(cat $(VENV)/secret-key)" ALLOWED_HOSTS=127.
 run: install system-run $(VENV)/secret-key
 	$(RUN_ENV) $(BIN)/python manage.py migrate --noinput
 	$(RUN_ENV) $(BIN)/python manage.py collectstatic --noinput --verbosity 0
-	$(RUN_ENV) $(BIN)/python manage.py import_conversation demo --base-url http://127.0.0.1:$(PORT)
+	$(RUN_ENV) $(BIN)/python manage.py import_conversation demo $(DEMO_RUNS) --base-url http://127.0.0.1:$(PORT)
 	@echo ""
 	@echo "  eventviewer is running at http://127.0.0.1:$(PORT)/   (Ctrl-C to stop)"
 	@echo ""
@@ -79,7 +82,7 @@ postgres:
 
 demo: install
 	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py import_conversation demo --base-url http://127.0.0.1:$(PORT)
+	$(BIN)/python manage.py import_conversation demo $(DEMO_RUNS) --base-url http://127.0.0.1:$(PORT)
 
 screenshots: install-dev system-test
 	$(BIN)/python -m pytest tests/browser/test_screenshots.py --screenshots
