@@ -138,6 +138,40 @@ def test_a_row_that_grew_resyncs_its_conversation(tmp_path):
     assert f"{len(full) - 6} new of {len(full)}" in out
 
 
+def verbatim_copy(tmp_path: Path) -> tuple[Path, str, bytes]:
+    """The fixture's first row written with other spacing, a number no float keeps and
+    one that orjson writes otherwise (1.10): what a re-serialisation would change."""
+    row = rows(SDK_OUTPUT)[0]
+    event = row["history"][3]
+    event["figures"] = "FIGURES"
+    literal = "[1.10, 123456789012345678901234567890, -0.0]"
+    path = tmp_path / "output.jsonl"
+    path.write_text(json.dumps(row, ensure_ascii=False).replace('"FIGURES"', literal) + "\n", encoding="utf-8")
+    return path, event["id"], json.dumps(event, ensure_ascii=False).replace('"FIGURES"', literal).encode()
+
+
+@pytest.mark.parametrize("copy", [False, True])
+def test_a_rows_sdk_events_download_as_the_bytes_the_file_holds(client, open_site, tmp_path, copy):
+    if copy:
+        path, event_id, expected = verbatim_copy(tmp_path)
+    else:
+        path, event = SDK_OUTPUT, rows(SDK_OUTPUT)[0]["history"][3]
+        event_id, expected = event["id"], json.dumps(event, separators=(",", ":"), ensure_ascii=False).encode()
+    assert expected in path.read_bytes()
+    run_import(path)
+    conversation = instance("safety-misconfig").conversation
+    response = client.get(f"{conversation.get_absolute_url()}events/{event_id}/raw.json")
+    assert response.status_code == 200
+    assert response.content == expected
+
+
+def test_a_repeated_key_in_a_rows_event_is_refused_naming_it(tmp_path):
+    path, _, event = verbatim_copy(tmp_path)
+    path.write_bytes(path.read_bytes().replace(event, event[:-1] + b', "figures": 2}'))
+    (line,) = refused(path)
+    assert line.startswith(f"{path}: row 1") and 'the key "figures" appears twice' in line
+
+
 def test_secrets_in_the_metadata_are_never_stored_or_shown(user_client):
     run_import(PARALLEL_PENDING)
     run = Run.objects.get()
