@@ -279,6 +279,7 @@ def app_server_sources(files: Files, names: list[str], label: str) -> list[Conve
 def _app_server_source(files: Files, folder: str, hex_id: str, members: list[str], label: str) -> ConversationSource:
     where = f"{label}/{folder}" if folder else label
     source = ConversationSource(conversation_id=normalize_conversation_id(hex_id) or "", where=where)
+    source.files = len(members)
     if not source.conversation_id:
         source.problems.append(f"{where}: the folder name is not a 32-hex conversation id")
     cap = settings.EVENTVIEWER_MAX_EVENT_BYTES
@@ -288,8 +289,9 @@ def _app_server_source(files: Files, folder: str, hex_id: str, members: list[str
         found: list[tuple[str, str, int, RawEvent]] = []
         for name in members:
             member_where = f"{label}/{name}"
-            if f"/{EVENTS_BATCH}/" in f"/{name}":
-                read: Iterable[RawEvent] = _json_array_events(files, name, member_where)
+            read: Iterable[RawEvent]
+            if f"/{EVENTS_BATCH}/" in f"/{name}" and not _holds_an_object(files, name):
+                read = _json_array_events(files, name, member_where)
             else:
                 read = [_app_server_event(files, name, member_where, cap)]
             for index, event in enumerate(read):
@@ -303,10 +305,21 @@ def _app_server_source(files: Files, folder: str, hex_id: str, members: list[str
     return source
 
 
+def _holds_an_object(files: Files, name: str) -> bool:
+    """Whether a batch file holds one event rather than an array of them."""
+    try:
+        with files.open(name) as f:
+            return f.read(4096).lstrip()[:1] == b"{"
+    except UNREADABLE:
+        return False  # reading it as an array says why
+
+
 def _app_server_event(files: Files, name: str, where: str, cap: int) -> RawEvent:
+    """One event file, named by its id's hex (a batch file holding one event is not)."""
     data, raw, error = _read_json(files, name, cap, "EVENTVIEWER_MAX_EVENT_BYTES")
     stem = PurePosixPath(name).stem
-    if not error and isinstance(data, dict) and isinstance(data.get("id"), str):
+    batch = f"/{EVENTS_BATCH}/" in f"/{name}"
+    if not error and not batch and isinstance(data, dict) and isinstance(data.get("id"), str):
         if data["id"].replace("-", "") != stem:
             error = f"the file name says event {stem} but the file holds {data['id']!r}"
     return RawEvent(0, where, data, raw, error)
