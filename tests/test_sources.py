@@ -181,6 +181,19 @@ def test_secrets_in_the_metadata_are_never_stored_or_shown(user_client):
     assert "sk-fixture-not-a-real-key" not in json.dumps(run.metadata)
 
 
+def test_the_admin_lists_runs_and_a_runs_instances_link_to_their_conversations(admin_client):
+    run_import(SDK_OUTPUT, "--run", "safety gpt-4o")
+    run = Run.objects.get()
+    changelist = admin_client.get("/admin/eventviewer/run/")
+    assert changelist.status_code == 200
+    assert "safety gpt-4o" in changelist.content.decode()
+    page = admin_client.get(f"/admin/eventviewer/run/{run.pk}/change/").content.decode()
+    for found in run.instances.select_related("conversation"):
+        assert found.instance_id in page
+        assert f'href="{found.conversation.get_absolute_url()}"' in page
+    assert "Delete" not in page and "Save" not in page  # read-only, as imported
+
+
 # V0
 
 
