@@ -298,6 +298,20 @@ def test_app_server_head_is_the_last_event_by_the_sdk_rule():
     assert conversation.event_count == 6 and conversation.pending_count == 2
 
 
+def test_app_server_events_download_as_the_bytes_their_files_hold(client, open_site):
+    run_import(APP_HOME / "v1_conversations")
+    folder = APP_HOME / "v1_conversations" / "0eb8b4d7d1a14751b2b449213c4127d1"
+    conversation = Conversation.objects.get(conversation_id=folder.name)
+    event_file = sorted(folder.glob("*.json"))[0]
+    batch_file = folder / "events_batch" / "0001.json"
+    for event_id, file in [
+        (json.loads(event_file.read_text())["id"], event_file),
+        (json.loads(batch_file.read_text())[1]["id"], batch_file),
+    ]:
+        raw = client.get(f"{conversation.get_absolute_url()}events/{event_id}/raw.json").content
+        assert raw.startswith(b"{\n") and raw in file.read_bytes()  # indented as written, not re-serialised
+
+
 def test_app_server_events_are_ordered_by_timestamp_not_file_name(tmp_path):
     shutil.copytree(APP_HOME / "v1_conversations", tmp_path / "v1_conversations")
     run_import(tmp_path)
