@@ -1,9 +1,10 @@
 from django.contrib import admin
+from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
 
 from eventviewer import tasks
-from eventviewer.models import Conversation, Event, ShareLink
+from eventviewer.models import Conversation, Event, Instance, Run, ShareLink
 
 
 @admin.register(Conversation)
@@ -68,3 +69,53 @@ class ShareLinkAdmin(admin.ModelAdmin):
     list_display = ["conversation", "note", "created_by", "created_at", "expires_at", "revoked_at"]
     raw_id_fields = ["conversation"]
     readonly_fields = ["token", "created_by", "created_at"]
+
+
+class InstanceInline(admin.TabularInline):
+    """A run's instances, each linking to its conversation (deleted from there)."""
+
+    model = Instance
+    fields = ["instance_id", "outcome", "conversation_link", "turns", "failures", "row"]
+    readonly_fields = fields
+    ordering = ["instance_id"]
+    extra = 0
+    can_delete = False
+
+    @admin.display(description="conversation")
+    def conversation_link(self, obj: Instance) -> str:
+        conversation = obj.conversation
+        return format_html('<a href="{}">{}</a>', conversation.get_absolute_url(), conversation)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Instance]:
+        return super().get_queryset(request).filter(conversation__deleting=False).select_related("conversation")
+
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+@admin.register(Run)
+class RunAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "instance_count", "source", "imported_at"]
+    search_fields = ["name", "slug"]
+    readonly_fields = ["name", "slug", "source", "metadata", "imported_at"]
+    inlines = [InstanceInline]
+
+    @admin.display(description="instances", ordering="instance_count")
+    def instance_count(self, obj: Run) -> int:
+        return obj.instance_count
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Run]:
+        shown = Q(instances__conversation__deleting=False)
+        return super().get_queryset(request).annotate(instance_count=Count("instances", filter=shown))
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # runs come in through import only
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False  # as imported: a run's rows are re-scored by importing its file again
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False  # its conversations are deleted one by one (their page, the conversation admin)

@@ -138,6 +138,40 @@ def test_a_row_that_grew_resyncs_its_conversation(tmp_path):
     assert f"{len(full) - 6} new of {len(full)}" in out
 
 
+def verbatim_copy(tmp_path: Path) -> tuple[Path, str, bytes]:
+    """The fixture's first row written with other spacing, a number no float keeps and
+    one that orjson writes otherwise (1.10): what a re-serialisation would change."""
+    row = rows(SDK_OUTPUT)[0]
+    event = row["history"][3]
+    event["figures"] = "FIGURES"
+    literal = "[1.10, 123456789012345678901234567890, -0.0]"
+    path = tmp_path / "output.jsonl"
+    path.write_text(json.dumps(row, ensure_ascii=False).replace('"FIGURES"', literal) + "\n", encoding="utf-8")
+    return path, event["id"], json.dumps(event, ensure_ascii=False).replace('"FIGURES"', literal).encode()
+
+
+@pytest.mark.parametrize("copy", [False, True])
+def test_a_rows_sdk_events_download_as_the_bytes_the_file_holds(client, open_site, tmp_path, copy):
+    if copy:
+        path, event_id, expected = verbatim_copy(tmp_path)
+    else:
+        path, event = SDK_OUTPUT, rows(SDK_OUTPUT)[0]["history"][3]
+        event_id, expected = event["id"], json.dumps(event, separators=(",", ":"), ensure_ascii=False).encode()
+    assert expected in path.read_bytes()
+    run_import(path)
+    conversation = instance("safety-misconfig").conversation
+    response = client.get(f"{conversation.get_absolute_url()}events/{event_id}/raw.json")
+    assert response.status_code == 200
+    assert response.content == expected
+
+
+def test_a_repeated_key_in_a_rows_event_is_refused_naming_it(tmp_path):
+    path, _, event = verbatim_copy(tmp_path)
+    path.write_bytes(path.read_bytes().replace(event, event[:-1] + b', "figures": 2}'))
+    (line,) = refused(path)
+    assert line.startswith(f"{path}: row 1") and 'the key "figures" appears twice' in line
+
+
 def test_secrets_in_the_metadata_are_never_stored_or_shown(user_client):
     run_import(PARALLEL_PENDING)
     run = Run.objects.get()
@@ -145,6 +179,19 @@ def test_secrets_in_the_metadata_are_never_stored_or_shown(user_client):
     page = user_client.get(run.get_absolute_url()).content.decode()
     assert "sk-fixture-not-a-real-key" not in page
     assert "sk-fixture-not-a-real-key" not in json.dumps(run.metadata)
+
+
+def test_the_admin_lists_runs_and_a_runs_instances_link_to_their_conversations(admin_client):
+    run_import(SDK_OUTPUT, "--run", "safety gpt-4o")
+    run = Run.objects.get()
+    changelist = admin_client.get("/admin/eventviewer/run/")
+    assert changelist.status_code == 200
+    assert "safety gpt-4o" in changelist.content.decode()
+    page = admin_client.get(f"/admin/eventviewer/run/{run.pk}/change/").content.decode()
+    for found in run.instances.select_related("conversation"):
+        assert found.instance_id in page
+        assert f'href="{found.conversation.get_absolute_url()}"' in page
+    assert "Delete" not in page and "Save" not in page  # read-only, as imported
 
 
 # V0
@@ -249,6 +296,20 @@ def test_app_server_head_is_the_last_event_by_the_sdk_rule():
     expected = [e for e in batch if e["kind"] not in ("ConversationStateUpdateEvent", "ConversationErrorEvent")][-1]
     assert conversation.head.event_id == expected["id"]
     assert conversation.event_count == 6 and conversation.pending_count == 2
+
+
+def test_app_server_events_download_as_the_bytes_their_files_hold(client, open_site):
+    run_import(APP_HOME / "v1_conversations")
+    folder = APP_HOME / "v1_conversations" / "0eb8b4d7d1a14751b2b449213c4127d1"
+    conversation = Conversation.objects.get(conversation_id=folder.name)
+    event_file = sorted(folder.glob("*.json"))[0]
+    batch_file = folder / "events_batch" / "0001.json"
+    for event_id, file in [
+        (json.loads(event_file.read_text())["id"], event_file),
+        (json.loads(batch_file.read_text())[1]["id"], batch_file),
+    ]:
+        raw = client.get(f"{conversation.get_absolute_url()}events/{event_id}/raw.json").content
+        assert raw.startswith(b"{\n") and raw in file.read_bytes()  # indented as written, not re-serialised
 
 
 def test_app_server_events_are_ordered_by_timestamp_not_file_name(tmp_path):

@@ -132,6 +132,38 @@ def test_a_new_conversation_in_a_watched_root_is_found(tmp_path, said):
     assert Conversation.objects.count() == 2 and ids(first.name) == ["u", "a1"]
 
 
+APP_CONVERSATION = (
+    Path(__file__).resolve().parent
+    / "fixtures/app-server/openhands-home/v1_conversations/cacbc37bb14848e78a86c44fd00affdb"
+)
+
+
+@pytest.mark.django_db
+def test_the_app_servers_layout_is_followed_file_by_file(tmp_path, said):
+    """v1_conversations/<hex>/<event-hex>.json: the app server writes a file per event."""
+    files = sorted(APP_CONVERSATION.glob("*.json"), key=lambda f: json.loads(f.read_text())["timestamp"])
+    folder = tmp_path / "v1_conversations" / APP_CONVERSATION.name
+    folder.mkdir(parents=True)
+    for file in files[:-2]:
+        (folder / file.name).write_bytes(file.read_bytes())
+    looks = FolderWatch(tmp_path, said.append)
+    expected = [json.loads(f.read_text())["id"] for f in files]
+
+    assert [r.added for r in looks.look()] == [10]
+    assert looks.look() == []  # nothing changed: nothing written
+    last, after = files[-2:]
+    (folder / last.name).write_bytes(last.read_bytes()[:50])  # caught mid-write
+    looks.look()
+    assert ids(APP_CONVERSATION.name) == expected[:10]
+    (folder / last.name).write_bytes(last.read_bytes())
+    (folder / after.name).write_bytes(after.read_bytes())
+    (result,) = looks.look()
+    assert result.added == 2
+    assert ids(APP_CONVERSATION.name) == expected
+    assert Conversation.objects.get().is_live
+    assert said == []  # a file being written is not a problem to report
+
+
 @pytest.mark.django_db(transaction=True)
 def test_the_command_stores_a_new_file_within_two_seconds(agent_folder):
     out, stop = io.StringIO(), threading.Event()

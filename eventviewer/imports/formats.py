@@ -10,8 +10,9 @@
 
 from __future__ import annotations
 
+import io
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
@@ -20,7 +21,7 @@ import orjson
 from django.conf import settings
 from django.utils.text import slugify
 
-from eventviewer.imports.jsontext import parse_json
+from eventviewer.imports.jsontext import ArrayItems, BadItem, NotAnArray, parse_json, too_big_item
 from eventviewer.imports.sources import (
     UNREADABLE,
     ConversationSource,
@@ -28,6 +29,7 @@ from eventviewer.imports.sources import (
     RawEvent,
     SourceError,
     State,
+    _json_array_events,
     _read_json,
     _too_big,
 )
@@ -63,8 +65,8 @@ def first_line(files: Files, name: str) -> Any:
         with files.open(name) as f:
             for line in iter(lambda: f.readline(settings.EVENTVIEWER_MAX_FILE_BYTES + 1), b""):
                 if line.strip():
-                    data, _, error = parse_json(line.strip())
-                    return None if error else data
+                    # A row with a repeated key or nested too deep is still a row: reading it names the problem.
+                    return parse_json(line.strip())[0]
     except UNREADABLE:
         return None
     return None
@@ -185,29 +187,47 @@ def _row_reader(files: Files, name: str, start: int, length: int, where: str) ->
         try:
             with files.open(name) as f:
                 f.seek(start)
-                line = f.read(length)
+                line = f.read(length).strip()
         except UNREADABLE as e:
             yield RawEvent(0, where, None, b"", f"cannot be read ({e})")
             return
-        data, _, error = parse_json(line.strip())
-        del line
+        data, _, error = parse_json(line)
         if error or _row_problem(data):  # it changed since it was found
             yield RawEvent(0, where, None, b"", error or _row_problem(data))
             return
         history = data["history"]
-        events: list[Any] = list(history)
         instruction = _needs_instruction(data)
-        del data
-        if v0.is_v0_history(events):
-            events = list(v0.convert_all(events))
         seq = 0
         if instruction is not None:
             yield RawEvent(0, f"{where}, instruction", instruction, orjson.dumps(instruction))
             seq = 1
-        for index, event in enumerate(events):
-            yield RawEvent(seq + index, f"{where}, history[{index}]", event, orjson.dumps(event))
+        if v0.is_v0_history(history):
+            del line
+            for index, event in enumerate(v0.convert_all(history)):
+                yield RawEvent(seq + index, f"{where}, history[{index}]", event, orjson.dumps(event))
+        else:
+            del data, history
+            yield from _history_items(line, seq, where)
 
     return read
+
+
+def _history_items(line: bytes, seq: int, where: str) -> Iterator[RawEvent]:
+    """The SDK events of a row's history as the bytes the file holds, read as a JSON
+    array file's items are (the row's other members may be bigger than an event)."""
+    cap = settings.EVENTVIEWER_MAX_EVENT_BYTES
+    index = 0
+    try:
+        for item in ArrayItems(io.BytesIO(line), len(line), keys=("history",)).items():
+            item_where = f"{where}, history[{index}]"
+            if len(item) > cap:
+                yield RawEvent(seq + index, item_where, None, b"", too_big_item(cap))
+            else:
+                data, raw, error = parse_json(item)
+                yield RawEvent(seq + index, item_where, data, raw, error)
+            index += 1
+    except (NotAnArray, BadItem) as e:  # the row parsed whole: never, unless it changed since
+        yield RawEvent(seq + index, where, None, b"", str(e) or '"history" must be an array of events')
 
 
 def v0_trajectory(source: ConversationSource, read: Callable[[], Iterator[RawEvent]]) -> None:
@@ -259,6 +279,7 @@ def app_server_sources(files: Files, names: list[str], label: str) -> list[Conve
 def _app_server_source(files: Files, folder: str, hex_id: str, members: list[str], label: str) -> ConversationSource:
     where = f"{label}/{folder}" if folder else label
     source = ConversationSource(conversation_id=normalize_conversation_id(hex_id) or "", where=where)
+    source.files = len(members)
     if not source.conversation_id:
         source.problems.append(f"{where}: the folder name is not a 32-hex conversation id")
     cap = settings.EVENTVIEWER_MAX_EVENT_BYTES
@@ -268,31 +289,37 @@ def _app_server_source(files: Files, folder: str, hex_id: str, members: list[str
         found: list[tuple[str, str, int, RawEvent]] = []
         for name in members:
             member_where = f"{label}/{name}"
-            batch = f"/{EVENTS_BATCH}/" in f"/{name}"
-            data, raw, error = _read_json(files, name, cap * (64 if batch else 1), "EVENTVIEWER_MAX_EVENT_BYTES")
-            if error:
-                found.append(("", name, 0, RawEvent(0, member_where, None, b"", error)))
-                continue
-            items = data if batch and isinstance(data, list) else [data]
-            for index, item in enumerate(items):
-                item_raw = raw if len(items) == 1 and not isinstance(data, list) else orjson.dumps(item)
-                item_where = f"{member_where}[{index}]" if isinstance(data, list) else member_where
-                error = ""
-                if not batch and isinstance(item, dict) and isinstance(item.get("id"), str):
-                    if item["id"].replace("-", "") != PurePosixPath(name).stem:
-                        error = f"the file name says event {PurePosixPath(name).stem} but the file holds {item['id']!r}"
-                stamp = item.get("timestamp") if isinstance(item, dict) else ""
-                found.append(
-                    (
-                        stamp if isinstance(stamp, str) else "",
-                        name,
-                        index,
-                        RawEvent(0, item_where, item, item_raw, error),
-                    )
-                )
+            read: Iterable[RawEvent]
+            if f"/{EVENTS_BATCH}/" in f"/{name}" and not _holds_an_object(files, name):
+                read = _json_array_events(files, name, member_where)
+            else:
+                read = [_app_server_event(files, name, member_where, cap)]
+            for index, event in enumerate(read):
+                stamp = event.data.get("timestamp") if isinstance(event.data, dict) else ""
+                found.append((stamp if isinstance(stamp, str) else "", name, index, event))
         found.sort(key=lambda f: f[:3])
         for seq, (*_, event) in enumerate(found):
             yield event._replace(seq=seq)
 
     source._events = events
     return source
+
+
+def _holds_an_object(files: Files, name: str) -> bool:
+    """Whether a batch file holds one event rather than an array of them."""
+    try:
+        with files.open(name) as f:
+            return f.read(4096).lstrip()[:1] == b"{"
+    except UNREADABLE:
+        return False  # reading it as an array says why
+
+
+def _app_server_event(files: Files, name: str, where: str, cap: int) -> RawEvent:
+    """One event file, named by its id's hex (a batch file holding one event is not)."""
+    data, raw, error = _read_json(files, name, cap, "EVENTVIEWER_MAX_EVENT_BYTES")
+    stem = PurePosixPath(name).stem
+    batch = f"/{EVENTS_BATCH}/" in f"/{name}"
+    if not error and not batch and isinstance(data, dict) and isinstance(data.get("id"), str):
+        if data["id"].replace("-", "") != stem:
+            error = f"the file name says event {stem} but the file holds {data['id']!r}"
+    return RawEvent(0, where, data, raw, error)

@@ -103,13 +103,18 @@ MAX_DEEP_TRIES = 10_000
 _DECODER = json.JSONDecoder()
 
 
-class ArrayItems:
-    """The top-level items of a JSON array (or of an object's "events" array) as the
-    text they were, read a chunk at a time. The standard library's decoder finds
-    where each item ends (in C); orjson then parses the item as any event file's."""
+def too_big_item(cap: int) -> str:
+    return f"an item over the limit of {cap:,} bytes (EVENTVIEWER_MAX_EVENT_BYTES)"
 
-    def __init__(self, f: BinaryIO, cap: int):
-        self.f, self.cap = f, cap
+
+class ArrayItems:
+    """The top-level items of a JSON array (or of an object's "events" array, or the
+    member named by ``keys``) as the text they were, read a chunk at a time. The
+    standard library's decoder finds where each item ends (in C); orjson then parses
+    the item as any event file's."""
+
+    def __init__(self, f: BinaryIO, cap: int, keys: tuple[str, ...] = ARRAY_KEYS):
+        self.f, self.cap, self.keys = f, cap, keys
         self.utf8 = codecs.getincrementaldecoder("utf-8")()
         self.text, self.pos, self.eof = "", 0, False
         self.in_object = False  # the array is an object's "events" member
@@ -146,7 +151,7 @@ class ArrayItems:
                 _, end = _DECODER.raw_decode(self.text, self.pos)
             except json.JSONDecodeError as e:
                 if len(self.text) - self.pos > self.cap:
-                    raise BadItem(self._too_big()) from None
+                    raise BadItem(too_big_item(self.cap)) from None
                 if not self._more(size):
                     raise BadItem(f"malformed JSON ({e.msg})") from None
                 size *= 2  # a big item: read more at a time, so it is decoded few times over
@@ -192,7 +197,7 @@ class ArrayItems:
             while True:
                 item = self._value().encode()
                 if len(item) > self.cap:
-                    raise BadItem(self._too_big())
+                    raise BadItem(too_big_item(self.cap))
                 yield item
                 separator = self._next_char()
                 self.pos += 1
@@ -204,19 +209,16 @@ class ArrayItems:
         if not self._rest_is_space():
             raise BadItem("malformed JSON (more after the end of the array)", in_item=False)
 
-    def _too_big(self) -> str:
-        return f"an item over the limit of {self.cap:,} bytes (EVENTVIEWER_MAX_EVENT_BYTES)"
-
     def _find_events(self) -> None:
-        """Move to the "events" (or "trajectory") array of a top-level object, skipping other members
-        (each bounded like an item)."""
+        """Move to the array of a top-level object named by one of ``keys``, skipping
+        other members (each bounded like an item)."""
         self.pos += 1
         while self._next_char() == '"':
             key = json.loads(self._value())
             if self._next_char() != ":":
                 raise BadItem("malformed JSON (expected : after a key)", in_item=False)
             self.pos += 1
-            if key in ARRAY_KEYS and self._next_char() == "[":
+            if key in self.keys and self._next_char() == "[":
                 return
             self._value()
             if self._next_char() == ",":

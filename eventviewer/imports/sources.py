@@ -105,6 +105,7 @@ class ConversationSource:
     problems: list[str] = field(default_factory=list)  # found before reading events
     expected: int | None = None  # events to read, when known before reading (a folder's files)
     start: int = 0  # a folder's events before this position are not read (a watch stored them)
+    files: int = 0  # the app server layout's: how many files its events come from (a watch looks when it grows)
     parent_where: str = ""  # a sub-agent's: where its parent conversation is (``where`` of that source)
     row: Any = None  # an evaluation row's instance (formats.Row), when it is one
     _events: Any = None  # () -> Iterator[RawEvent]

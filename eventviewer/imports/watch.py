@@ -1,7 +1,10 @@
-"""Following a persistence folder an agent is writing (the OpenHands CLI, an SDK script):
-looked at every second, each conversation whose files changed is imported again, reading
-only the event files that are new. A file caught half-written is read again at the next
-look, not refused: what comes before it is stored, and it waits its turn."""
+"""Following a persistence folder an agent is writing (the OpenHands CLI, an SDK script, the
+app server's ``v1_conversations/``): looked at every second, each conversation whose files
+changed is imported again, reading only the event files that are new (the app server's
+layout has no positions in its names: all of its files, sorted by timestamp). A file caught
+half-written is read again at the next look, not refused: what comes before it is stored
+(in the app server's layout, nothing until it is whole: its timestamp places it), and it
+waits its turn."""
 
 from __future__ import annotations
 
@@ -61,7 +64,9 @@ class FolderWatch:
         return results
 
     def _import(self, source: ConversationSource, current: set, now: float) -> Imported | None:
-        signature = (source.expected or 0, _stamp(Path(source.where) / "base_state.json"))
+        # A new event is a new file, in either layout: an SDK folder's events/, or the app server's
+        # v1_conversations/<hex>/ (read back whole, sorted by timestamp, since it has no positions).
+        signature = (source.expected or 0, source.files, _stamp(Path(source.where) / "base_state.json"))
         if self.seen.get(source.where) == signature:
             return None
         if source.problems:
