@@ -66,8 +66,8 @@ POSTGRESQL_SCHEMA = [
         FOR EACH STATEMENT EXECUTE FUNCTION eventtext_truncate()""",
     # The list's search asks which conversations hold a match: answered from the events'
     # rows, a common word would read hundreds of thousands of them. Each row here holds
-    # the words of a run of one conversation's events (up to CHUNK_CHARS of their text),
-    # a few thousand rows for a million events.
+    # the words (no positions) of a run of one conversation's events (up to CHUNK_CHARS
+    # of their text): a few thousand small rows for a million events.
     f"""CREATE TABLE {WORDS} (
         id bigserial PRIMARY KEY,
         conversation_id bigint NOT NULL,
@@ -88,9 +88,8 @@ POSTGRESQL_SCHEMA = [
     """CREATE TRIGGER conversationwords_truncate AFTER TRUNCATE ON eventviewer_conversation
         FOR EACH STATEMENT EXECUTE FUNCTION conversationwords_truncate()""",
 ]
-# Positions in a tsvector stop at 16,383: a run of this much text keeps them (phrases match).
-CHUNK_CHARS = 32_000
-TSVECTOR = "to_tsvector('simple', regexp_replace(%s, '[^[:alnum:]]+', ' ', 'g'))"
+CHUNK_CHARS = 200_000  # a tsvector must stay under 1 MB while it is built
+WORDS_OF = "strip(to_tsvector('simple', regexp_replace(%s, '[^[:alnum:]]+', ' ', 'g')))"
 UNDO = {
     "sqlite": ["DROP TRIGGER eventtext_delete", f"DROP TABLE {TABLE}"],
     "postgresql": [
@@ -128,7 +127,7 @@ def insert(db: Any, cursor: Any, rows: list[tuple[int, int, str]]) -> None:
         with cursor.copy(f"COPY {TABLE} (event_id, conversation_id, body) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)
-        cursor.executemany(f"INSERT INTO {WORDS} (conversation_id, tsv) VALUES (%s, {TSVECTOR})", list(_runs(rows)))
+        cursor.executemany(f"INSERT INTO {WORDS} (conversation_id, tsv) VALUES (%s, {WORDS_OF})", list(_runs(rows)))
         return
     per = max(1, (db.features.max_query_params or 999) // 3)
     for start in range(0, len(rows), per):
@@ -192,12 +191,13 @@ def _runs(rows: list[tuple[int, int, str]]) -> Iterator[tuple[int, str]]:
 
 def conversation_matches(query: Query) -> RawSQL:
     """Whether a conversation (the outer query's row) has an event that matches, for the
-    list: on PostgreSQL from the runs of its words (a phrase across two events' texts
-    would match there too), on SQLite asked of each conversation in the list's order."""
+    list: on PostgreSQL from the runs of its words, which hold no positions (a phrase
+    matches a conversation whose run of events holds its words); on SQLite asked of each
+    conversation in the list's order."""
     table = "eventviewer_conversation"
     if connection.vendor == "postgresql":
         sql = f"{table}.id IN (SELECT conversation_id FROM {WORDS} WHERE tsv @@ to_tsquery('simple', %s))"
-        return RawSQL(sql, [query.tsquery()], output_field=BooleanField())
+        return RawSQL(sql, [query.tsquery(phrases=False)], output_field=BooleanField())
     sql = f"""EXISTS (SELECT 1 FROM {TABLE} WHERE {TABLE} MATCH
         'conversation : "c' || {table}.id || '" AND body : (' || %s || ')')"""
     return RawSQL(sql, [query.fts5()], output_field=BooleanField())
