@@ -10,6 +10,7 @@ PostgreSQL itself from the text the import COPYs in.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from django.core.exceptions import BadRequest
@@ -20,6 +21,7 @@ from django.db.models.expressions import RawSQL
 from eventviewer.trajectory.search import Query, QueryError, parse_query
 
 TABLE = "eventviewer_eventtext"
+WORDS = "eventviewer_conversationwords"  # PostgreSQL only
 MAX_HITS = 2000  # matches read per search, best first; more are counted as "2,000+"
 
 # An event's row goes with the event however it is deleted (in batches, by the ORM's
@@ -62,7 +64,32 @@ POSTGRESQL_SCHEMA = [
     END $$""",
     """CREATE TRIGGER eventtext_truncate AFTER TRUNCATE ON eventviewer_event
         FOR EACH STATEMENT EXECUTE FUNCTION eventtext_truncate()""",
+    # The list's search asks which conversations hold a match: answered from the events'
+    # rows, a common word would read hundreds of thousands of them. Each row here holds
+    # the words (no positions) of a run of one conversation's events (up to CHUNK_CHARS
+    # of their text): a few thousand small rows for a million events.
+    f"""CREATE TABLE {WORDS} (
+        id bigserial PRIMARY KEY,
+        conversation_id bigint NOT NULL,
+        tsv tsvector NOT NULL
+    )""",
+    f"CREATE INDEX conversationwords_tsv_idx ON {WORDS} USING gin (tsv)",
+    f"CREATE INDEX conversationwords_conversation_idx ON {WORDS} (conversation_id)",
+    f"""CREATE FUNCTION conversationwords_delete() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+        DELETE FROM {WORDS} WHERE conversation_id IN (SELECT id FROM gone);
+        RETURN NULL;
+    END $$""",
+    """CREATE TRIGGER conversationwords_delete AFTER DELETE ON eventviewer_conversation
+        REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION conversationwords_delete()""",
+    f"""CREATE FUNCTION conversationwords_truncate() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+        TRUNCATE {WORDS};
+        RETURN NULL;
+    END $$""",
+    """CREATE TRIGGER conversationwords_truncate AFTER TRUNCATE ON eventviewer_conversation
+        FOR EACH STATEMENT EXECUTE FUNCTION conversationwords_truncate()""",
 ]
+CHUNK_CHARS = 200_000  # a tsvector must stay under 1 MB while it is built
+WORDS_OF = "strip(to_tsvector('simple', regexp_replace(%s, '[^[:alnum:]]+', ' ', 'g')))"
 UNDO = {
     "sqlite": ["DROP TRIGGER eventtext_delete", f"DROP TABLE {TABLE}"],
     "postgresql": [
@@ -71,6 +98,11 @@ UNDO = {
         "DROP FUNCTION eventtext_delete",
         "DROP FUNCTION eventtext_truncate",
         f"DROP TABLE {TABLE}",
+        "DROP TRIGGER conversationwords_delete ON eventviewer_conversation",
+        "DROP TRIGGER conversationwords_truncate ON eventviewer_conversation",
+        "DROP FUNCTION conversationwords_delete",
+        "DROP FUNCTION conversationwords_truncate",
+        f"DROP TABLE {WORDS}",
     ],
 }
 
@@ -95,6 +127,7 @@ def insert(db: Any, cursor: Any, rows: list[tuple[int, int, str]]) -> None:
         with cursor.copy(f"COPY {TABLE} (event_id, conversation_id, body) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)
+        cursor.executemany(f"INSERT INTO {WORDS} (conversation_id, tsv) VALUES (%s, {WORDS_OF})", list(_runs(rows)))
         return
     per = max(1, (db.features.max_query_params or 999) // 3)
     for start in range(0, len(rows), per):
@@ -142,15 +175,29 @@ def hits(conversation_pk: int, query: Query, kind: str = "", tool: str = "", fai
         return [row[0] for row in cursor.fetchall()]
 
 
+def _runs(rows: list[tuple[int, int, str]]) -> Iterator[tuple[int, str]]:
+    """(conversation pk, text) of runs of consecutive rows, each under CHUNK_CHARS."""
+    conversation, texts, size = None, [], 0
+    for _, owner, text in rows:
+        if texts and (owner != conversation or size + len(text) > CHUNK_CHARS):
+            yield conversation, "\n".join(texts)
+            texts, size = [], 0
+        conversation = owner
+        texts.append(text)
+        size += len(text) + 1
+    if texts:
+        yield conversation, "\n".join(texts)
+
+
 def conversation_matches(query: Query) -> RawSQL:
-    """Whether a conversation (the outer query's row) has an event that matches: a
-    condition for the list, asked of each conversation in the list's order until a page
-    is full. On PostgreSQL each is an intersection of two lists in the index."""
+    """Whether a conversation (the outer query's row) has an event that matches, for the
+    list: on PostgreSQL from the runs of its words, which hold no positions (a phrase
+    matches a conversation whose run of events holds its words); on SQLite asked of each
+    conversation in the list's order."""
     table = "eventviewer_conversation"
     if connection.vendor == "postgresql":
-        sql = f"""EXISTS (SELECT 1 FROM {TABLE} t WHERE t.tsv @@ (
-            to_tsquery('simple', %s) && ('_c' || {table}.id::text)::tsquery))"""
-        return RawSQL(sql, [query.tsquery()], output_field=BooleanField())
+        sql = f"{table}.id IN (SELECT conversation_id FROM {WORDS} WHERE tsv @@ to_tsquery('simple', %s))"
+        return RawSQL(sql, [query.tsquery(phrases=False)], output_field=BooleanField())
     sql = f"""EXISTS (SELECT 1 FROM {TABLE} WHERE {TABLE} MATCH
         'conversation : "c' || {table}.id || '" AND body : (' || %s || ')')"""
     return RawSQL(sql, [query.fts5()], output_field=BooleanField())

@@ -10,7 +10,7 @@ from django.db import connection
 
 from eventviewer.imports.importer import import_paths
 from eventviewer.models import Conversation, ShareLink
-from eventviewer.search import TABLE
+from eventviewer.search import TABLE, WORDS
 
 from .conftest import action, ev, message, observation
 
@@ -37,16 +37,20 @@ def conversation(folder, open_site) -> Conversation:
     return import_paths([(path, "test")])[0].conversation
 
 
-def index_rows() -> int:
+def index_rows(table: str = TABLE) -> int:
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT COUNT(*) FROM {TABLE}")
+        cursor.execute(f"SELECT COUNT(*) FROM {table}")
         return cursor.fetchone()[0]
 
 
 def test_import_fills_the_index_and_deleting_empties_it(conversation):
     assert index_rows() == len(events())
+    if connection.vendor == "postgresql":
+        assert index_rows(WORDS) == 1  # one run of words: the list's search
     conversation.delete_in_batches()
     assert index_rows() == 0
+    if connection.vendor == "postgresql":
+        assert index_rows(WORDS) == 0
 
 
 def test_search_finds_words_phrases_and_prefixes(client, conversation):

@@ -17,6 +17,11 @@ def create_index(apps, schema_editor):
     with connection.cursor() as cursor:
         for statement in search.schema(connection.vendor):
             cursor.execute(statement)
+    fill(apps, connection)
+
+
+def fill(apps, connection):
+    """Index the events imported before, a thousand at a time."""
     Event = apps.get_model("eventviewer", "Event")
     EventPayload = apps.get_model("eventviewer", "EventPayload")
     last = 0

@@ -142,11 +142,11 @@ class Term:
         phrase = '"' + " ".join(self.words) + '"'
         return phrase + ("*" if self.prefix else "")
 
-    def tsquery(self) -> str:
+    def tsquery(self, phrase: bool = True) -> str:
         parts = [f"'{w}'" for w in self.words]
         if self.prefix:
             parts[-1] += ":*"
-        return "(" + " <-> ".join(parts) + ")" if len(parts) > 1 else parts[0]
+        return "(" + (" <-> " if phrase else " & ").join(parts) + ")" if len(parts) > 1 else parts[0]
 
 
 @dataclass(frozen=True)
@@ -158,9 +158,10 @@ class Query:
         """The MATCH expression for SQLite FTS5: every term must match."""
         return " AND ".join(t.fts5() for t in self.terms)
 
-    def tsquery(self) -> str:
-        """The ``to_tsquery('simple', …)`` text for PostgreSQL: every term must match."""
-        return " & ".join(t.tsquery() for t in self.terms)
+    def tsquery(self, phrases: bool = True) -> str:
+        """The ``to_tsquery('simple', …)`` text for PostgreSQL: every term must match
+        (without ``phrases``, a phrase's words anywhere, for a tsvector without positions)."""
+        return " & ".join(t.tsquery(phrases) for t in self.terms)
 
     @property
     def highlighted(self) -> list[str]:

@@ -257,8 +257,9 @@ def test_a_problem_reason_links_its_events_and_the_event_page_says_it_too(page, 
     conversation = demo["problems"]
     page.goto(conversation.get_absolute_url())
     mark_page(page)
-    page.get_by_text("Show problems").click()
-    items = page.locator("details.problems li")
+    page.get_by_text("Show problems and failures").click()
+    expect(page.locator("details.problems li")).to_have_count(6)  # and one failure
+    items = page.locator("details.problems li").filter(has=page.locator("[data-code=pending], [data-code=mismatched]"))
     expect(items).to_have_count(5)
     for item in items.all():
         expect(item.locator("a").first).to_contain_text(re.compile(r"terminal|file_editor|result|tool"))

@@ -103,3 +103,7 @@ def test_a_result_opens_head_s_branch_or_the_newest_leaf_below_it():
     nodes += [(6, 4, 6, False), (7, 4, 7, True)]
     leaves = branch_leaves(nodes, head=3)
     assert leaves == {1: 3, 2: 3, 3: 3, 4: 6, 5: 5, 6: 6, 7: 6}
+
+
+def test_without_positions_a_phrase_asks_for_its_words():
+    assert parse_query('"exit code" pyt*').tsquery(phrases=False) == "('exit' & 'code') & 'pyt':*"
