@@ -276,6 +276,8 @@ class _Writer:
         self.digest_of: dict[str, str] = {}  # events imported before: what re-imports compare
         self.pk_of: dict[str, int] = {}
         self.seq_of: dict[str, int] = {}
+        # Positions the conversation already holds. A source never gives two new events one
+        # position, so new events need no such map (100,000 entries on a big import).
         self.id_at: dict[int, str] = {}
         self.late: list[str] = []  # new events written before their parent was placed
         self.rows: list[tuple] = []
@@ -301,6 +303,7 @@ class _Writer:
             light = light_row(columns)
             self._remember(light, "(imported before)")
             self.digest_of[light.event_id] = digest
+            self.id_at[light.seq] = light.event_id
 
     def _remember(self, light: Light, where: str) -> bool:
         # An id is held (as a key, a parent, an action a result names) for the whole
@@ -311,7 +314,6 @@ class _Writer:
             return False
         self.pk_of[event_id] = light.pk or self._next_id()
         self.seq_of[event_id] = light.seq
-        self.id_at[light.seq] = event_id
         self.outcome_of[event_id] = kinds.outcome(light)
         self.first_timestamp = self.first_timestamp or light.timestamp
         self.last_timestamp = light.timestamp or self.last_timestamp
