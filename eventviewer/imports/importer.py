@@ -137,7 +137,7 @@ def _import_all(sources: list[ConversationSource], problems: list[str], progress
         # A bigger page cache (16 MiB) keeps index pages in memory instead of
         # re-reading and re-writing them through the WAL for every batch.
         with connection.cursor() as cursor:
-            cursor.execute("PRAGMA cache_size = -8192")
+            cursor.execute("PRAGMA cache_size = -16384")
     with transaction.atomic():
         imported: dict[str, Imported] = {}
         for source in sources:
