@@ -382,7 +382,7 @@ class _Writer:
             self.paired[event_id] = (
                 sys.intern(light.kind),
                 sys.intern(light.tool_name),
-                light.tool_call_id,
+                sys.intern(light.tool_call_id),  # an action's, and its result's: one string
                 sys.intern(light.action_id),
                 light.executable,
             )
