@@ -77,13 +77,18 @@ def _conversation_json(request: HttpRequest, conversation: Conversation) -> dict
     }
 
 
-def _message_json(message: Message) -> dict:
+def _message_json(message: Message, limit: int) -> dict:
+    """A message, its ids bounded like a page: one holding more than ``limit`` events
+    (adjacent user messages are merged: a branch of them is one message) lists the first
+    ``limit`` and says how many it holds."""
     body = {
         "role": message.role,
         "kind": message.kind,
-        "event_ids": message.event_ids,
-        "tool_call_ids": message.tool_call_ids,
+        "event_ids": message.event_ids[:limit],
+        "tool_call_ids": message.tool_call_ids[:limit],
     }
+    if len(message.event_ids) > limit or len(message.tool_call_ids) > limit:
+        body["event_count"] = len(message.event_ids)
     if message.tool_call_id:
         body["tool_call_id"] = message.tool_call_id
     return body
@@ -156,10 +161,10 @@ def path(request: HttpRequest, conversation_id: str) -> HttpResponse:
             query = {"offset": offset + limit, "limit": limit, **({"leaf": leaf.event_id} if params["leaf"] else {})}
             body["next"] = f"?{urlencode(query)}"
         body["path"] = page
-        body["messages"] = [_message_json(m) for m in reading.messages if m.event_ids[0] in in_page]
+        body["messages"] = [_message_json(m, limit) for m in reading.messages if m.event_ids[0] in in_page]
         body["view"] = {
             "event_ids": [eid for eid in view.event_ids if eid in in_page],
-            "messages": [_message_json(m) for m in view.messages if m.event_ids[0] in in_page],
+            "messages": [_message_json(m, limit) for m in view.messages if m.event_ids[0] in in_page],
         }
         body["view_unhandled_condensation_request"] = view.unhandled_condensation_request
         body["pending_action_ids"] = [eid for eid in pairing.pending if eid in in_page]

@@ -10,7 +10,7 @@ from django.test import Client
 
 from eventviewer.imports.importer import import_paths
 
-from .conftest import FIXTURES, SCENARIOS, fixture_folder, sdk_answers
+from .conftest import FIXTURES, SCENARIOS, fixture_folder, message, sdk_answers
 from .trajectory.sdk import CONVERSATIONS
 
 pytestmark = pytest.mark.django_db
@@ -165,3 +165,14 @@ def test_bad_pages_are_json_400s(api, imported, query, message):
     conversation = imported("simple")
     response = api.get(f"/api/conversations/{conversation.conversation_id}/path/{query}")
     assert response.status_code == 400 and message in response.json()["error"]
+
+
+def test_a_message_longer_than_a_page_lists_a_page_of_its_ids(api, folder, db):
+    from eventviewer.imports.importer import import_paths
+
+    events = [message("m0", None, "go")] + [message(f"m{i}", f"m{i - 1}", "more") for i in range(1, 30)]
+    (result,) = import_paths([(folder(events), "t")])
+    body = api.get(f"/api/conversations/{result.conversation.conversation_id}/path/?limit=10").json()
+    (merged,) = body["messages"]
+    assert merged["event_ids"] == [f"m{i}" for i in range(10)] and merged["event_count"] == 30
+    assert body["messages_total"] == 1 and body["path"] == merged["event_ids"]

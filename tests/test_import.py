@@ -401,3 +401,15 @@ def test_only_the_command_line_import_tunes_the_process_and_puts_it_back(tmp_pat
     broken.write_text("{not json\n")
     refused(broken)
     assert sys.getswitchinterval() == before and gc.isenabled()
+
+
+def test_a_re_import_refuses_a_new_event_at_a_position_an_old_one_holds(tmp_path, db):
+    from eventviewer.imports.importer import ImportFailed
+
+    first = write_folder(tmp_path / "a", [message("m1", None, "go"), message("m2", "m1", "on")], None, "ab" * 16)
+    import_paths([(first, "a")])
+    second = write_folder(tmp_path / "b", [message("m1", None, "go"), message("m3", "m1", "other")], None, "ab" * 16)
+    with pytest.raises(ImportFailed) as failed:
+        import_paths([(second, "b")])
+    assert any("position 1 already holds event m2" in line for line in failed.value.problems)
+    assert list(Event.objects.values_list("event_id", flat=True).order_by("seq")) == ["m1", "m2"]
