@@ -96,3 +96,29 @@ def test_compare_screenshot(shot, branching):
     page.locator(".branch-list").get_by_role("link", name="compare with HEAD").first.click()
     expect(page.locator(".comparison")).to_be_visible()
     save("compare.png")
+
+
+def test_search_screenshot(shot, branching):
+    """A search across every branch of a conversation, its hits grouped by branch."""
+    page, save = shot
+    page.goto(branching.get_absolute_url())
+    box = page.get_by_role("searchbox", name="Search this conversation")
+    box.fill("wc")
+    box.press("Enter")
+    expect(page.locator(".search-group").first).to_be_visible()
+    save("search.png")
+
+
+def test_run_screenshot(shot, demo):
+    """An evaluation run's instances, as the demo's runs show them."""
+    from eventviewer.imports.importer import import_paths
+
+    root = ROOT / "tests" / "fixtures"
+    import_paths([(root / "evaluation" / "parallel-pending.jsonl", "parallel-pending.jsonl")])
+    import_paths([(root / "v0" / "output.jsonl", "output.jsonl")], run="multi-swe-bench v0")
+    page, save = shot
+    page.goto("/")
+    page.get_by_role("link", name="Runs", exact=True).click()
+    page.get_by_role("link", name="parallel-pending", exact=True).click()
+    expect(page.locator("#instance-table tbody tr")).to_have_count(2)
+    save("run.png")
