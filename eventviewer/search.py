@@ -24,6 +24,28 @@ TABLE = "eventviewer_eventtext"
 WORDS = "eventviewer_conversationwords"  # PostgreSQL only
 MAX_HITS = 2000  # matches read per search, best first; more are counted as "2,000+"
 
+_OWNERS = (("eventtext", "eventviewer_event"), ("conversationwords", "eventviewer_conversation"))
+
+
+def _deleted_with(table: str, key: str, owner: str, name: str) -> list[str]:
+    """PostgreSQL triggers deleting ``table``'s rows whose ``key`` names a deleted (or
+    truncated) row of ``owner``."""
+    return [
+        f"""CREATE FUNCTION {name}_delete() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+        DELETE FROM {table} WHERE {key} IN (SELECT id FROM gone);
+        RETURN NULL;
+    END $$""",
+        f"""CREATE TRIGGER {name}_delete AFTER DELETE ON {owner}
+        REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION {name}_delete()""",
+        f"""CREATE FUNCTION {name}_truncate() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+        TRUNCATE {table};
+        RETURN NULL;
+    END $$""",
+        f"""CREATE TRIGGER {name}_truncate AFTER TRUNCATE ON {owner}
+        FOR EACH STATEMENT EXECUTE FUNCTION {name}_truncate()""",
+    ]
+
+
 # An event's row goes with the event however it is deleted (in batches, by the ORM's
 # cascade, in the admin, by a test database's flush): triggers on the event table.
 SQLITE_SCHEMA = [
@@ -52,18 +74,7 @@ POSTGRESQL_SCHEMA = [
     # Searches: tsv @@ query, within a conversation or across all of them.
     f"CREATE INDEX eventtext_tsv_idx ON {TABLE} USING gin (tsv)",
     # No foreign key: a TRUNCATE of the events (Django's flush) would refuse to run.
-    f"""CREATE FUNCTION eventtext_delete() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-        DELETE FROM {TABLE} WHERE event_id IN (SELECT id FROM gone);
-        RETURN NULL;
-    END $$""",
-    """CREATE TRIGGER eventtext_delete AFTER DELETE ON eventviewer_event
-        REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION eventtext_delete()""",
-    f"""CREATE FUNCTION eventtext_truncate() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-        TRUNCATE {TABLE};
-        RETURN NULL;
-    END $$""",
-    """CREATE TRIGGER eventtext_truncate AFTER TRUNCATE ON eventviewer_event
-        FOR EACH STATEMENT EXECUTE FUNCTION eventtext_truncate()""",
+    *_deleted_with(TABLE, "event_id", "eventviewer_event", "eventtext"),
     # The list's search asks which conversations hold a match: answered from the events'
     # rows, a common word would read hundreds of thousands of them. Each row here holds
     # the words (no positions) of a run of one conversation's events (up to CHUNK_CHARS
@@ -75,33 +86,16 @@ POSTGRESQL_SCHEMA = [
     )""",
     f"CREATE INDEX conversationwords_tsv_idx ON {WORDS} USING gin (tsv)",
     f"CREATE INDEX conversationwords_conversation_idx ON {WORDS} (conversation_id)",
-    f"""CREATE FUNCTION conversationwords_delete() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-        DELETE FROM {WORDS} WHERE conversation_id IN (SELECT id FROM gone);
-        RETURN NULL;
-    END $$""",
-    """CREATE TRIGGER conversationwords_delete AFTER DELETE ON eventviewer_conversation
-        REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION conversationwords_delete()""",
-    f"""CREATE FUNCTION conversationwords_truncate() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-        TRUNCATE {WORDS};
-        RETURN NULL;
-    END $$""",
-    """CREATE TRIGGER conversationwords_truncate AFTER TRUNCATE ON eventviewer_conversation
-        FOR EACH STATEMENT EXECUTE FUNCTION conversationwords_truncate()""",
+    *_deleted_with(WORDS, "conversation_id", "eventviewer_conversation", "conversationwords"),
 ]
 CHUNK_CHARS = 200_000  # a tsvector must stay under 1 MB while it is built
 WORDS_OF = "strip(to_tsvector('simple', regexp_replace(%s, '[^[:alnum:]]+', ' ', 'g')))"
 UNDO = {
     "sqlite": ["DROP TRIGGER eventtext_delete", f"DROP TABLE {TABLE}"],
     "postgresql": [
-        "DROP TRIGGER eventtext_delete ON eventviewer_event",
-        "DROP TRIGGER eventtext_truncate ON eventviewer_event",
-        "DROP FUNCTION eventtext_delete",
-        "DROP FUNCTION eventtext_truncate",
+        *(f"DROP TRIGGER {name}_{what} ON {owner}" for name, owner in _OWNERS for what in ("delete", "truncate")),
+        *(f"DROP FUNCTION {name}_{what}" for name, _ in _OWNERS for what in ("delete", "truncate")),
         f"DROP TABLE {TABLE}",
-        "DROP TRIGGER conversationwords_delete ON eventviewer_conversation",
-        "DROP TRIGGER conversationwords_truncate ON eventviewer_conversation",
-        "DROP FUNCTION conversationwords_delete",
-        "DROP FUNCTION conversationwords_truncate",
         f"DROP TABLE {WORDS}",
     ],
 }

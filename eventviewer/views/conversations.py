@@ -193,8 +193,8 @@ def _listed(params: dict):
 
 def _choices(column: str) -> list[str]:
     """The values a filter can take: those the listed conversations have."""
-    found = Conversation.objects.shown().exclude(**{column: ""}).values_list(column, flat=True)
-    return sorted(set(found.distinct()[:200]))
+    found = Conversation.objects.shown().exclude(**{column: ""}).order_by(column).values_list(column, flat=True)
+    return list(found.distinct()[:200])
 
 
 @require_safe
