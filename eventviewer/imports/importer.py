@@ -50,6 +50,7 @@ from eventviewer.trajectory.skeleton import Node
 from eventviewer.trajectory.subagents import match, task_call
 from eventviewer.trajectory.tree import Entry, Problem, Tree, TreeBuilder, TreeError
 
+ANALYZE_FROM = 1000  # events added by an import from which PostgreSQL's statistics are refreshed
 BATCH_SIZE = 250  # events per INSERT batch: small enough that parsing and writing overlap
 SWITCH_INTERVAL = 0.0005  # seconds; see tuned_for_bulk_import
 MAX_PROBLEMS = 50
@@ -167,6 +168,8 @@ def _import_all(sources: list[ConversationSource], problems: list[str], progress
                 children.setdefault(source.parent_where, []).append(imported[source.where].conversation)
         for parent_where, kids in children.items():
             _link_subagents(imported[parent_where].conversation, kids)
+        if connection.vendor == "postgresql":
+            _refresh_statistics(sum(r.added for r in results))
     return results
 
 
@@ -202,6 +205,20 @@ def _record_instance(conversation: Conversation, row: Row, runs_seen: dict[str, 
     if conversation.title != row.instance_id[:300]:
         conversation.title = row.instance_id[:300]
         conversation.save(update_fields=["title"])
+
+
+def _refresh_statistics(added: int) -> None:
+    """After an import that grew the event table by a tenth or more (what autovacuum
+    waits for, a minute or more): until then PostgreSQL would plan a page's lookups by
+    parent as if each parent had hundreds of children (parallel scans and JIT: 100 ms
+    instead of 1 ms). A small import into a big table changes no statistic that matters,
+    and analyzing a big table costs up to a second."""
+    table = Event._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reltuples FROM pg_class WHERE oid = %s::regclass", [table])
+        rows = max(0.0, cursor.fetchone()[0])  # -1: never analyzed
+        if added >= ANALYZE_FROM and added >= rows / 10:
+            cursor.execute(f"ANALYZE {table}")
 
 
 def _store_usage(conversation: Conversation, state: dict[str, Any]) -> None:
