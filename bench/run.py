@@ -241,14 +241,6 @@ def bench_pages(size: Size, conversation_id: str, head_depth: int, targeted: boo
     earlier = {**HTMX, "HTTP_HX_TARGET": "more"}
     first_shown = first_turn_shown(client, f"{base}?leaf={leaf}")
     pages = [
-        (f"page HEAD {size.label}", f"/c/{conversation_id}/", TARGET_PAGE_MS, True),
-        (f"page ?leaf= depth {depth} {size.label}", f"/c/{conversation_id}/?leaf={leaf}", TARGET_PAGE_MS, True),
-        (f"path API {size.label}", f"/api/conversations/{conversation_id}/path/", TARGET_API_MS, False),
-        (f"diagram {size.label}", f"/c/{conversation_id}/diagram.svg", TARGET_DIAGRAM_MS, False),
-        *(
-            (f"search {q} {size.label}", f"/c/{conversation_id}/search/?{urlencode({'q': q})}", TARGET_SEARCH_MS, False)
-            for q in SEARCHES
-        ),
         (f"page HEAD {size.label}", base, TARGET_PAGE_MS, True, None),
         (f"page ?leaf= depth {depth} {size.label}", f"{base}?leaf={leaf}", TARGET_PAGE_MS, True, None),
         (f"partial: switch to HEAD {size.label}", base, TARGET_PARTIAL_MS, False, switch),
@@ -262,6 +254,10 @@ def bench_pages(size: Size, conversation_id: str, head_depth: int, targeted: boo
         ),
         (f"path API {size.label}", f"/api/conversations/{conversation_id}/path/", TARGET_API_MS, False, None),
         (f"diagram {size.label}", f"{base}diagram.svg", TARGET_DIAGRAM_MS, False, None),
+        *(
+            (f"search {q} {size.label}", f"{base}search/?{urlencode({'q': q})}", TARGET_SEARCH_MS, False, None)
+            for q in SEARCHES
+        ),
     ]
     for measure, url, target_ms, is_html, headers in pages:
         result = measure_url(client, url, headers)

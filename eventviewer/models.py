@@ -179,13 +179,19 @@ class Conversation(models.Model):
         skeleton = build_skeleton(nodes, head)
         del nodes
         self._describe_kept(skeleton)
-        self._count_leaf_problems(skeleton)
         self.skeleton = skeleton
         self.event_count = self.events.count() if event_count is None else event_count
-        self.leaf_count = sum(1 for node in skeleton["nodes"] if node["leaf"])
+        leaves = [node for node in skeleton["nodes"] if node["leaf"]]
+        self.leaf_count = len(leaves)
         if head_branch is None and self.head_id:
             reading = self.read_path(self.head)
             head_branch = HeadBranch(head, len(reading.path), reading.pairing)
+        if head_branch is not None and [node["id"] for node in leaves] == [head]:  # one branch, HEAD's: known
+            leaves[0]["pending"], leaves[0]["mismatched"] = map(
+                len, (head_branch.pairing.pending, head_branch.pairing.mismatched)
+            )
+        else:
+            self._count_leaf_problems(skeleton)
         self.head_path_length = head_branch.length if head_branch else 0
         self.pending_count = len(head_branch.pairing.pending) if head_branch else 0
         self.mismatch_count = len(head_branch.pairing.mismatched) if head_branch else 0

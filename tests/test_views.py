@@ -522,6 +522,13 @@ def test_each_branch_row_counts_its_own_problems_as_reading_that_branch_does(sit
     assert "none" in texts[1]
 
 
+def test_a_single_branchs_row_counts_its_problems_too(site, imported):
+    conversation = imported("confirmation-pending")
+    html = site.get(conversation.get_absolute_url()).content.decode()
+    (row,) = re.findall(r'<tr class="(?:selected)?">(.*?)</tr>', html, re.S)
+    assert "2 pending" in re.sub(r"<[^>]+>", " ", row)
+
+
 def test_the_branch_list_filters_and_says_when_nothing_matches(site, imported):
     conversation = imported("branching-retries")
     html = site.get(conversation.get_absolute_url(), {"bq": "wc -w"}).content.decode()
