@@ -26,7 +26,15 @@ from django.utils import timezone
 from eventviewer.trajectory import files, kinds, runs
 from eventviewer.trajectory.cards import Card
 from eventviewer.trajectory.events import SUMMARY_LENGTH, Light, one_line
-from eventviewer.trajectory.pairing import Identity, Pairing, focus, pair, problems_per_leaf, referenced_actions
+from eventviewer.trajectory.pairing import (
+    Identity,
+    LeafProblems,
+    Pairing,
+    focus,
+    pair,
+    problems_per_leaf,
+    referenced_actions,
+)
 from eventviewer.trajectory.reading import Reading, read
 from eventviewer.trajectory.search import branch_leaves
 from eventviewer.trajectory.skeleton import Node, build_skeleton, event_label
@@ -181,17 +189,10 @@ class Conversation(models.Model):
         self._describe_kept(skeleton)
         self.skeleton = skeleton
         self.event_count = self.events.count() if event_count is None else event_count
-        leaves = [node for node in skeleton["nodes"] if node["leaf"]]
-        self.leaf_count = len(leaves)
+        self.leaf_count = sum(1 for node in skeleton["nodes"] if node["leaf"])
         if head_branch is None and self.head_id:
             reading = self.read_path(self.head)
             head_branch = HeadBranch(head, len(reading.path), reading.pairing)
-        if head_branch is not None and [node["id"] for node in leaves] == [head]:  # one branch, HEAD's: known
-            leaves[0]["pending"], leaves[0]["mismatched"] = map(
-                len, (head_branch.pairing.pending, head_branch.pairing.mismatched)
-            )
-        else:
-            self._count_leaf_problems(skeleton)
         self.head_path_length = head_branch.length if head_branch else 0
         self.pending_count = len(head_branch.pairing.pending) if head_branch else 0
         self.mismatch_count = len(head_branch.pairing.mismatched) if head_branch else 0
@@ -224,18 +225,24 @@ class Conversation(models.Model):
                 node["run"]["first_label"] = labels.get(node["run"]["first"], "")
                 node["run"]["last_label"] = labels.get(node["run"]["last"], "")
 
-    def _count_leaf_problems(self, skeleton: dict) -> None:
-        """Each leaf's pending actions and mismatched results, for the branch list: one walk
-        of the tree's identity columns (see ``pairing.problems_per_leaf``)."""
+    def leaf_problems(self) -> dict[str, LeafProblems]:
+        """Each leaf's pending actions and mismatched results, for the branch list. One
+        walk of the tree's identity columns (``pairing.problems_per_leaf``), kept per
+        process until the conversation changes; a lone branch that is HEAD's has them
+        stored already. Counted on the first page that lists the branches, not at
+        import: most conversations never need it, and it would weigh on every import."""
+        leaves = [node["id"] for node in self.skeleton.get("nodes", []) if node["leaf"]]
+        if leaves == [self.skeleton.get("head")]:
+            return {leaves[0]: LeafProblems(self.pending_count, self.mismatch_count)}
+        return _cached(f"leaf-problems:{self.pk}:{self.updated_at.timestamp()}", self._count_leaf_problems)
+
+    def _count_leaf_problems(self) -> dict[str, LeafProblems]:
         rows = self.events.filter(depth__isnull=False).values_list(*columns_of(Identity)).order_by()
         # The ORM's SQL on a plain cursor: Django's per-row converters would cost more
         # than the walk (a flag comes back as 0/1 on SQLite, which counts the same).
         with connection.cursor() as cursor:
             cursor.execute(*rows.query.sql_with_params())
-            found = problems_per_leaf(map(Identity._make, cursor))
-        for node in skeleton["nodes"]:
-            if node["leaf"] and node["id"] in found:
-                node["pending"], node["mismatched"] = found[node["id"]]
+            return problems_per_leaf(map(Identity._make, cursor))
 
     def _tree_nodes(self) -> list[Node]:
         rows = self.events.filter(depth__isnull=False).light_rows()

@@ -65,16 +65,3 @@ def test_base_states_move_to_their_own_table_and_back():
     states = dict(old.get_model("eventviewer", "Conversation").objects.values_list("conversation_id", "base_state"))
     assert states == {"b" * 32: '{"id": "b", "n": 1.10}', "c" * 32: ""}
     migrate_to_latest()
-
-
-@pytest.mark.django_db(transaction=True)
-def test_branches_imported_before_their_problems_were_counted_get_them(imported):
-    conversation = imported("branching-retries")
-    migrate(("eventviewer", "0008_runs"))
-    for node in conversation.skeleton["nodes"]:  # as an import before the count stored it
-        node.pop("pending", None), node.pop("mismatched", None)
-    conversation.save(update_fields=["skeleton"])
-    migrate_to_latest()
-    conversation.refresh_from_db()
-    leaves = [node for node in conversation.skeleton["nodes"] if node["leaf"]]
-    assert len(leaves) == 3 and all((node["pending"], node["mismatched"]) == (0, 0) for node in leaves)

@@ -8,7 +8,7 @@ conversation; its size grows with the number of branches, not of events.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from operator import attrgetter
 from typing import Any, NamedTuple
 
@@ -227,10 +227,14 @@ class Branch(NamedTuple):
         return self.pending + self.mismatched
 
 
-def describe_branches(skeleton: dict[str, Any], selected: Iterable[str]) -> list[Branch]:
+def describe_branches(
+    skeleton: dict[str, Any], selected: Iterable[str], problems: Mapping[str, tuple[int, int]] | None = None
+) -> list[Branch]:
     """Every leaf of the skeleton as a Branch, most recent first. ``selected`` holds the ids
     of the selected branch's events (only its kept ones matter): a leaf's fork is its
-    nearest kept ancestor among them, and its first event of its own is the one just below."""
+    nearest kept ancestor among them, and its first event of its own is the one just below.
+    ``problems``: each leaf's (pending, mismatched), when counted."""
+    problems = problems or {}
     nodes = skeleton.get("nodes") or []
     kept = {node["id"]: node for node in nodes}
     on_path = {i for i in selected if i in kept}
@@ -274,8 +278,7 @@ def describe_branches(skeleton: dict[str, Any], selected: Iterable[str]) -> list
                 kept[fork]["depth"] if fork is not None else None,
                 first,
                 first_label,
-                node.get("pending"),
-                node.get("mismatched"),
+                *problems.get(node["id"], (None, None)),
             )
         )
     branches.sort(key=lambda b: b.seq, reverse=True)

@@ -50,7 +50,11 @@ def branch_list(request: HttpRequest, scope: Scope, reading: Reading | None) -> 
         conversation.branch_memo(
             reading.path[-1].pk if reading else 0,
             "branches",
-            lambda: describe_branches(conversation.skeleton, [e.event_id for e in reading.path] if reading else []),
+            lambda: describe_branches(
+                conversation.skeleton,
+                [e.event_id for e in reading.path] if reading else [],
+                conversation.leaf_problems(),
+            ),
         )
     )
     total = len(branches)
