@@ -202,3 +202,23 @@ def text_of(html: str, element_id: str) -> str:
     parser.feed(html)
     assert parser.found, f"no element with id {element_id!r} on the page"
     return " ".join(" ".join(parser.parts).split())
+
+
+@pytest.fixture
+def migrate():
+    """Moves the test database to a migration (returns the apps as they were then); after
+    the test, whatever happened, it is at today's schema again for the tests that follow
+    (the transactional ones, and the processes that open the same database)."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    def to(target: tuple[str, str]):
+        executor = MigrationExecutor(connection)
+        executor.loader.build_graph()
+        executor.migrate([target])
+        return executor.loader.project_state([target]).apps
+
+    yield to
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())

@@ -5,8 +5,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from eventviewer.imports.importer import import_paths
 from eventviewer.models import Conversation, Event, EventPayload, ShareLink, pack
@@ -183,15 +181,8 @@ def test_file_contents_stay_text(client, folder, open_site):
     assert "/w/&lt;b&gt;.html" in html
 
 
-def migrate(target: tuple[str, str]):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate([target])
-    return executor.loader.project_state([target]).apps
-
-
 @pytest.mark.django_db(transaction=True)
-def test_conversations_imported_before_get_their_effects():
+def test_conversations_imported_before_get_their_effects(migrate):
     old = migrate(("eventviewer", "0003_kinds_usage_subagents"))
     conversation = old.get_model("eventviewer", "Conversation").objects.create(conversation_id="b" * 32)
     OldEvent, OldPayload = old.get_model("eventviewer", "Event"), old.get_model("eventviewer", "EventPayload")

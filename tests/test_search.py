@@ -168,17 +168,10 @@ def test_the_list_filters_by_status_model_agent_problems_failures_and_date(clien
 
 
 @pytest.mark.django_db(transaction=True)
-def test_conversations_imported_before_are_indexed_by_the_migration(client, open_site):
+def test_conversations_imported_before_are_indexed_by_the_migration(client, open_site, migrate):
     import orjson
-    from django.db.migrations.executor import MigrationExecutor
 
     from eventviewer.models import pack
-
-    def migrate(target):
-        executor = MigrationExecutor(connection)
-        executor.loader.build_graph()
-        executor.migrate([target])
-        return executor.loader.project_state([target]).apps
 
     old = migrate(("eventviewer", "0006_bounds"))
     conversation = old.get_model("eventviewer", "Conversation").objects.create(conversation_id="e" * 32)
