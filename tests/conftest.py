@@ -222,3 +222,36 @@ def migrate():
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
     executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+def run_import(*args) -> str:
+    """What `manage.py import_conversation ARGS` prints."""
+    import io
+
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    call_command("import_conversation", *[str(a) for a in args], stdout=out)
+    return out.getvalue()
+
+
+def refused(*args) -> list[str]:
+    """An import that must fail: its problem lines, after checking that nothing was written
+    (no conversation, event, run or instance) and that no line is a traceback."""
+    import io
+
+    from django.core.management import CommandError, call_command
+
+    from eventviewer.models import Conversation, Event, Instance, Run
+
+    def counts() -> tuple[int, ...]:
+        return tuple(model.objects.count() for model in (Conversation, Event, Run, Instance))
+
+    before = counts()
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="nothing was imported"):
+        call_command("import_conversation", *[str(a) for a in args], stdout=io.StringIO(), stderr=err)
+    assert counts() == before
+    lines = err.getvalue().splitlines()
+    assert lines and all("Traceback" not in line for line in lines)
+    return lines

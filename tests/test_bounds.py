@@ -4,36 +4,18 @@ are refused."""
 
 from __future__ import annotations
 
-import io
 import json
 import zipfile
 
 import pytest
-from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from eventviewer.models import Conversation, ConversationState, Event
 
-from .conftest import fixture_folder, message
+from .conftest import fixture_folder, message, refused, run_import
 
 pytestmark = pytest.mark.django_db
-
-
-def run_import(*paths) -> str:
-    out = io.StringIO()
-    call_command("import_conversation", *[str(p) for p in paths], stdout=out)
-    return out.getvalue()
-
-
-def refused(*paths) -> list[str]:
-    """An import that must fail: its problem lines; nothing was written."""
-    before = (Conversation.objects.count(), Event.objects.count())
-    err = io.StringIO()
-    with pytest.raises(CommandError, match="nothing was imported"):
-        call_command("import_conversation", *[str(p) for p in paths], stdout=io.StringIO(), stderr=err)
-    assert (Conversation.objects.count(), Event.objects.count()) == before
-    return err.getvalue().splitlines()
 
 
 # -- base_state.json ----------------------------------------------------------------

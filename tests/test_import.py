@@ -2,39 +2,31 @@
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
 import zipfile
 from pathlib import Path
 
 import pytest
-from django.core.management import CommandError, call_command
 
 from eventviewer.imports.importer import import_paths
 from eventviewer.models import Conversation, Event, EventPayload
 
-from .conftest import FIXTURES, SCENARIOS, action, ev, fixture_folder, message, observation, sdk_answers, write_folder
+from .conftest import (
+    FIXTURES,
+    SCENARIOS,
+    action,
+    ev,
+    fixture_folder,
+    message,
+    observation,
+    refused,
+    run_import,
+    sdk_answers,
+    write_folder,
+)
 
 pytestmark = pytest.mark.django_db
-
-
-def run_import(*paths) -> str:
-    out = io.StringIO()
-    call_command("import_conversation", *[str(p) for p in paths], stdout=out)
-    return out.getvalue()
-
-
-def refused(*paths) -> list[str]:
-    """Import that must fail: returns the problem lines, and checks nothing was written."""
-    before = (Conversation.objects.count(), Event.objects.count())
-    err = io.StringIO()
-    with pytest.raises(CommandError, match="nothing was imported"):
-        call_command("import_conversation", *[str(p) for p in paths], stdout=io.StringIO(), stderr=err)
-    assert (Conversation.objects.count(), Event.objects.count()) == before
-    lines = err.getvalue().splitlines()
-    assert lines and all("Traceback" not in line for line in lines)
-    return lines
 
 
 def test_it_prints_one_line_per_conversation_with_its_url():

@@ -3,18 +3,16 @@ SDK and V0 histories), V0 trajectory exports, and the app server's v1_conversati
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
 import zipfile
 from pathlib import Path
 
 import pytest
-from django.core.management import CommandError, call_command
 
-from eventviewer.models import Conversation, Event, Instance, Run
+from eventviewer.models import Conversation, Instance, Run
 
-from .conftest import text_of
+from .conftest import refused, run_import, text_of
 
 pytestmark = pytest.mark.django_db
 
@@ -24,27 +22,6 @@ PARALLEL_PENDING = FIXTURES / "evaluation" / "parallel-pending.jsonl"
 V0_OUTPUT = FIXTURES / "v0" / "output.jsonl"
 V0_TRAJECTORY = FIXTURES / "v0" / "trajectory.json"
 APP_HOME = FIXTURES / "app-server" / "openhands-home"
-
-
-def run_import(*args) -> str:
-    out = io.StringIO()
-    call_command("import_conversation", *[str(a) for a in args], stdout=out)
-    return out.getvalue()
-
-
-def refused(*args) -> list[str]:
-    """An import that must fail: its problem lines, after checking nothing was written."""
-    before = (Conversation.objects.count(), Event.objects.count(), Run.objects.count(), Instance.objects.count())
-    err = io.StringIO()
-    with pytest.raises(CommandError, match="nothing was imported"):
-        call_command("import_conversation", *[str(a) for a in args], stdout=io.StringIO(), stderr=err)
-    assert (
-        Conversation.objects.count(),
-        Event.objects.count(),
-        Run.objects.count(),
-        Instance.objects.count(),
-    ) == before
-    return err.getvalue().splitlines()
 
 
 def instance(instance_id: str) -> Instance:
