@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 import json
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -277,7 +277,7 @@ def _import(source: ConversationSource, progress: Progress) -> Imported:
         # Concurrent re-imports of one conversation queue here and each event lands once.
         # (A new row is this transaction's until it commits; SQLite has one writer at a time.)
         conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
-    writer = _Writer(conversation, new=created, expected=source.expected)
+    writer = _Writer(conversation, new=created, expected=source.expected, where_of=source.where_of)
     writer.consume(source.parsed(), progress, source.event_files)
     if writer.problems:
         raise ImportFailed(writer.problems)
@@ -300,7 +300,7 @@ def _import(source: ConversationSource, progress: Progress) -> Imported:
     if created and head is not None and conversation.head_id == writer.pk_of[head]:
         head_branch = writer.head_branch(tree, head)  # no need to read back what was just written
     writer.paired.clear()  # read by head_branch only: its memory goes before the nodes are made
-    seq_of, outcome_of = writer.seq_of, writer.outcome_of
+    seq_of, outcome_of = writer.builder.seq, writer.outcome_of
     nodes = [
         Node(event_id, parent, seq_of[event_id], tree.depth[event_id], tree.kind[event_id], outcome_of[event_id])
         for event_id, parent in tree.parent.items()
@@ -330,15 +330,20 @@ class _Writer:
     """Streams new events into the database, placing each in the tree by the SDK's
     rules (``TreeBuilder``, the same code that reads a tree anywhere else) as it comes."""
 
-    def __init__(self, conversation: Conversation, new: bool = False, expected: int | None = None):
+    def __init__(
+        self,
+        conversation: Conversation,
+        new: bool = False,
+        expected: int | None = None,
+        where_of: Callable[[int], str] | None = None,
+    ):
         self.conversation = conversation
         self.new = new
         self.unreserved = expected  # events still to come when the source says how many
-        self.builder = TreeBuilder()
+        self.builder = TreeBuilder(where_of)
         self.problems: list[str] = []
         self.digest_of: dict[str, str] = {}  # events imported before: what re-imports compare
         self.pk_of: dict[str, int] = {}
-        self.seq_of: dict[str, int] = {}
         # Positions the conversation already holds. A source never gives two new events one
         # position, so new events need no such map (100,000 entries on a big import).
         self.id_at: dict[int, str] = {}
@@ -377,7 +382,6 @@ class _Writer:
         if not self.builder.add(Entry(light.seq, event_id, light.kind, parent_ref, where)):
             return False
         self.pk_of[event_id] = light.pk or self._next_id()
-        self.seq_of[event_id] = light.seq
         self.outcome_of[event_id] = kinds.outcome(light)
         self.first_timestamp = self.first_timestamp or light.timestamp
         self.last_timestamp = light.timestamp or self.last_timestamp

@@ -19,7 +19,7 @@ import uuid
 import zipfile
 import zlib
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -107,6 +107,7 @@ class ConversationSource:
     start: int = 0  # a folder's events before this position are not read (a watch stored them)
     files: int = 0  # the app server layout's: how many files its events come from (a watch looks when it grows)
     parent_where: str = ""  # a sub-agent's: where its parent conversation is (``where`` of that source)
+    where_of: Callable[[int], str] | None = None  # where the event at a position comes from, when worked out
     row: Any = None  # an evaluation row's instance (formats.Row), when it is one
     _events: Any = None  # () -> Iterator[RawEvent]
     _parsed: Any = None  # () -> Iterator[Parsed], when a worker process reads the events
@@ -394,7 +395,7 @@ def _folder_source(
             "(the folder name is not a 32-hex id and base_state.json has no id)"
         )
 
-    numbered: dict[int, tuple[int, str, str]] = {}  # seq -> (seq, name, where)
+    numbered: dict[int, tuple[int, str]] = {}  # seq -> (seq, name)
     events_where = f"{where}/events/"
     for name in event_names:
         base = name.rpartition("/")[2]
@@ -410,7 +411,7 @@ def _folder_source(
             taken = numbered[seq][1].rpartition("/")[2]
             source.problems.append(f"{events_where}{base}: position {seq} is also taken by {taken}")
             continue
-        numbered[seq] = (seq, name, events_where + base)
+        numbered[seq] = (seq, name)
     items = [numbered[seq] for seq in sorted(numbered)]
     if len(items) > settings.EVENTVIEWER_MAX_EVENTS:
         source.problems.append(
@@ -427,9 +428,12 @@ def _folder_source(
 
     source.expected = len(items)
     cap = settings.EVENTVIEWER_MAX_EVENT_BYTES
-    source._events = lambda: (_read_event(files, item, cap) for item in items[source.start :])
+    source._events = lambda: (_read_event(files, item, cap, events_where) for item in items[source.start :])
     if isinstance(files, DirectoryFiles) and len(items) >= settings.EVENTVIEWER_PARALLEL_FROM:
-        source._parsed = lambda: _parse_in_workers(files._root, items[source.start :], cap)
+        source._parsed = lambda: _parse_in_workers(files._root, items[source.start :], cap, events_where)
+    # Where each event comes from, worked out when a message needs it: kept for every
+    # event, the paths would be a fifth of a big import's memory.
+    source.where_of = lambda seq: events_where + items[seq][1].rpartition("/")[2]
     return source
 
 
@@ -455,21 +459,24 @@ def _event_file_name(base: str) -> tuple[int, str] | None:
     return int(seq), event_id
 
 
-def _read_event(files: Files, item: tuple[int, str, str], cap: int) -> RawEvent:
-    seq, name, where = item
+def _read_event(files: Files, item: tuple[int, str], cap: int, events_where: str) -> RawEvent:
+    seq, name = item
     # The id the file's name says, read again here rather than kept for every file.
-    expected_id = name.rpartition("/")[2][6:-5].partition("-")[2]
+    base = name.rpartition("/")[2]
+    expected_id = base[6:-5].partition("-")[2]
+    where = events_where + base
     data, raw, error = _read_json(files, name, cap, "EVENTVIEWER_MAX_EVENT_BYTES")
     if not error and isinstance(data, dict) and data.get("id") != expected_id:
         error = f"the file name says event {expected_id} but the file holds event {data.get('id')!r}"
     return RawEvent(seq, where, data, raw, error)
 
 
-def _parse_chunk(root: str, chunk: list[tuple[int, str, str]], cap: int) -> list[tuple]:
+def _parse_chunk(root: str, chunk: list[tuple[int, str]], cap: int, events_where: str) -> list[tuple]:
     """A worker's share: Parsed events as plain tuples, which cross processes several
     times faster than named tuples."""
     files = DirectoryFiles(Path(root))
-    return [(*p[:2], p.light and tuple(p.light), *p[3:]) for p in (parse(_read_event(files, i, cap)) for i in chunk)]
+    parsed = (parse(_read_event(files, item, cap, events_where)) for item in chunk)
+    return [(*p[:2], p.light and tuple(p.light), *p[3:]) for p in parsed]
 
 
 def _unplain(row: tuple) -> Parsed:
@@ -491,7 +498,7 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _parse_in_workers(root: str, items: list[tuple[int, str, str]], cap: int) -> Iterator[Parsed]:
+def _parse_in_workers(root: str, items: list[tuple[int, str]], cap: int, events_where: str) -> Iterator[Parsed]:
     """Read and check events in worker processes while the caller writes the ones
     before: parsing and writing each take one core. A few chunks run ahead, no more,
     so memory stays bounded."""
@@ -508,7 +515,7 @@ def _parse_in_workers(root: str, items: list[tuple[int, str, str]], cap: int) ->
     try:
         for start in range(0, len(items), CHUNK):
             chunk = items[start : start + CHUNK]
-            pending.append(pool.submit(_parse_chunk, root, chunk, cap))
+            pending.append(pool.submit(_parse_chunk, root, chunk, cap, events_where))
             if len(pending) > 2 * workers:
                 yield from map(_unplain, pending.popleft().result())
         while pending:

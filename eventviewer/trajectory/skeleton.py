@@ -54,31 +54,27 @@ def build_skeleton(nodes: Iterable[Node], head: str | None) -> dict[str, Any]:
         hangs_on = by_id.pop(event_id).parent
         if hangs_on is not None:  # always: a side event has a parent
             side_on[hangs_on] = side_on.get(hangs_on, 0) + 1
-    children: dict[str, list[str]] = {}
+    children: dict[str, int] = {}  # how many; most nodes have one, so no lists of them
     for n in by_id.values():
         if n.parent is not None:
-            children.setdefault(n.parent, []).append(n.id)
+            children[n.parent] = children.get(n.parent, 0) + 1
 
-    # Subtree totals, deepest first, so each node sees its children's totals. Most
-    # nodes have one child: that case is a copy, not a sum.
+    # Subtree totals, deepest first: each node adds its totals to its parent's, which
+    # comes later. (leaves, events, latest leaf) per node, set when it is first reached.
     order = sorted(by_id.values(), key=attrgetter("depth"), reverse=True)
-    leaves: dict[str, int] = {}
-    events: dict[str, int] = {}
-    latest: dict[str, str] = {}
+    totals: dict[str, tuple[int, int, str]] = {}
     for n in order:
-        i = n.id
-        kids = children.get(i)
-        if kids is None:
-            leaves[i], events[i], latest[i] = 1, 1, i
-        elif len(kids) == 1:
-            k = kids[0]
-            leaves[i], events[i], latest[i] = leaves[k], events[k] + 1, latest[k]
-        else:
-            leaves[i] = sum(leaves[k] for k in kids)
-            events[i] = 1 + sum(events[k] for k in kids)
-            latest[i] = max((latest[k] for k in kids), key=lambda leaf: by_id[leaf].seq)
+        leaves, events, latest = totals.get(n.id) or (1, 0, n.id)  # a leaf when no child added to it
+        totals[n.id] = (leaves, events + 1, latest)
+        if n.parent is not None:
+            above = totals.get(n.parent)
+            if above is None:
+                totals[n.parent] = (leaves, events + 1, latest)
+            else:
+                newer = latest if by_id[latest].seq > by_id[above[2]].seq else above[2]
+                totals[n.parent] = (above[0] + leaves, above[1] + events + 1, newer)
 
-    kept_ids = {n.id for n in by_id.values() if n.parent is None or len(children.get(n.id, ())) != 1}
+    kept_ids = {n.id for n in by_id.values() if n.parent is None or children.get(n.id, 0) != 1}
     if head is not None:
         kept_ids.add(head)
 
@@ -107,7 +103,8 @@ def build_skeleton(nodes: Iterable[Node], head: str | None) -> dict[str, Any]:
                 "last_kind": parent.kind,
                 "side": side,
             }
-        child_count = len(children.get(n.id, ()))
+        child_count = children.get(n.id, 0)
+        leaves, events, latest = totals[n.id]
         result.append(
             {
                 "id": n.id,
@@ -124,9 +121,9 @@ def build_skeleton(nodes: Iterable[Node], head: str | None) -> dict[str, Any]:
                 "leaf": child_count == 0,
                 "head": n.id == head,
                 "outcome": n.outcome if child_count == 0 else None,
-                "leaves": leaves[n.id],
-                "events": events[n.id],
-                "latest_leaf": latest[n.id],
+                "leaves": leaves,
+                "events": events,
+                "latest_leaf": latest,
                 "side": side_on.get(n.id, 0),
             }
         )

@@ -9,7 +9,7 @@ ConversationStateUpdateEvent is not a tree node. Timestamps never decide parenth
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -104,12 +104,19 @@ class TreeBuilder:
     ``add`` places each event in append order: its parent at once, and its depth when
     the parent is already placed (always, in a log the SDK wrote). ``finish`` checks the
     whole (missing parents, cycles), gives the late events their depths, and returns the
-    Tree or raises TreeError listing every problem, ``add``'s included."""
+    Tree or raises TreeError listing every problem, ``add``'s included.
 
-    def __init__(self) -> None:
+    ``where_of`` names the file (and line) of the event at a position, for messages;
+    without it the builder keeps each entry's ``where``. An import of 100,000 files
+    passes its own: a path per event would cost it 20 MB for messages it rarely writes."""
+
+    def __init__(self, where_of: Callable[[int], str] | None = None) -> None:
         self.tree = Tree()
         self.problems: list[Problem] = []
-        self.where: dict[str, str] = {}
+        self.seq: dict[str, int] = {}  # every event's position, nodes or not
+        self._wheres: dict[int, str] = {}
+        self.where_of = where_of if where_of is not None else self._wheres.__getitem__
+        self._keep_where = where_of is None
         self.non_nodes: set[str] = set()
         self.previous: str | None = None  # the last tree event appended so far
 
@@ -121,12 +128,13 @@ class TreeBuilder:
                 Problem(entry.where, event_id, f'"{ROOT_PARENT_ID}" is reserved and cannot be an event id')
             )
             return False
-        if event_id in self.where:
-            self.problems.append(
-                Problem(entry.where, event_id, f"duplicate event id (first seen in {self.where[event_id]})")
-            )
+        if event_id in self.seq:
+            first = self.where_of(self.seq[event_id])
+            self.problems.append(Problem(entry.where, event_id, f"duplicate event id (first seen in {first})"))
             return False
-        self.where[event_id] = entry.where
+        self.seq[event_id] = entry.seq
+        if self._keep_where:
+            self._wheres[entry.seq] = entry.where
         if entry.kind == STATE_UPDATE:
             self.non_nodes.add(event_id)
             return True
@@ -146,6 +154,9 @@ class TreeBuilder:
         self.previous = event_id
         return True
 
+    def where(self, event_id: str) -> str:
+        return self.where_of(self.seq[event_id])
+
     def finish(self) -> Tree:
         tree = self.tree
         problems = self.problems
@@ -156,7 +167,7 @@ class TreeBuilder:
                 message = f"parent {parent} is a {STATE_UPDATE}, which is not part of the tree"
             else:
                 message = f"parent {parent} does not exist"
-            problems.append(Problem(self.where[event_id], event_id, message))
+            problems.append(Problem(self.where(event_id), event_id, message))
         if len(tree.depth) < len(tree.parent):
             _fill_depths(tree, self.where, problems)
         if problems:
@@ -173,7 +184,7 @@ def build_tree(entries: Iterable[Entry]) -> Tree:
     return builder.finish()
 
 
-def _fill_depths(tree: Tree, where: Mapping[str, str], problems: list[Problem]) -> None:
+def _fill_depths(tree: Tree, where: Callable[[str], str], problems: list[Problem]) -> None:
     """Depth of every node, walking each chain once; reports each cycle once.
     A chain ending at a missing parent (reported by the caller) is marked like a cycle."""
     cyclic = -2  # marks nodes on or below a cycle or a missing parent, so each cycle is reported once
@@ -190,7 +201,7 @@ def _fill_depths(tree: Tree, where: Mapping[str, str], problems: list[Problem]) 
                     if len(loop) == 1
                     else "the parent chain loops back to this event (cycle: " + " -> ".join(loop) + ")"
                 )
-                problems.append(Problem(where[current], current, message))
+                problems.append(Problem(where(current), current, message))
                 break
             on_chain.add(current)
             chain.append(current)
