@@ -59,6 +59,7 @@ MAX_PROBLEMS = 50
 # INSERT per batch cost more than parsing the events themselves. A row is the
 # conversation and the digest, then the event's Light as it is.
 COLUMNS = ("conversation_id", "digest", *LIGHT_COLUMNS)
+PLACED = Light._fields.index("pk")  # Light's fields from here on say where the event is stored
 
 
 class ImportFailed(Exception):
@@ -374,18 +375,20 @@ class _Writer:
             self.digest_of[light.event_id] = digest
             self.id_at[light.seq] = light.event_id
 
-    def _remember(self, light: Light, where: str) -> bool:
+    def _remember(self, light: Light, where: str, outcome: str = "") -> str | None:
+        """The event's id (interned) once the tree builder placed it, or None when it
+        refused it (its problems say why)."""
         # An id is held (as a key, a parent, an action a result names) for the whole
         # import: interned, each is one string however many times it is named.
         event_id = sys.intern(light.event_id)
         parent_ref = sys.intern(light.parent_ref) if light.parent_ref else light.parent_ref
         if not self.builder.add(Entry(light.seq, event_id, light.kind, parent_ref, where)):
-            return False
+            return None
         self.pk_of[event_id] = light.pk or self._next_id()
-        self.outcome_of[event_id] = kinds.outcome(light)
+        self.outcome_of[event_id] = outcome or kinds.outcome(light)
         self.first_timestamp = self.first_timestamp or light.timestamp
         self.last_timestamp = light.timestamp or self.last_timestamp
-        return True
+        return event_id
 
     def consume(self, events: Iterable[Parsed], progress: Progress, file_each: bool) -> None:
         """Take every event; ``file_each``: each came from a file of its own."""
@@ -416,13 +419,14 @@ class _Writer:
                 f"position {event.seq} already holds event {self.id_at[event.seq]}"
             )
             return
-        if not self._remember(light._replace(seq=event.seq), event.where):
+        event_id = self._remember(light, event.where, event.outcome)
+        if event_id is None:
             return  # the tree builder says why (a duplicate or reserved id)
         self.title = self.title or event.title
         self.last_status = event.status or self.last_status
         if self.problems or self.builder.problems:
             return  # keep checking, stop writing
-        self._add(light, event)
+        self._add(event_id, light, event)
 
     def _same_content(self, event_id: str, packed: bytes) -> bool:
         """Bytes differ (another export of the conversation): compare what they say."""
@@ -430,8 +434,7 @@ class _Writer:
         stored = EventPayload.objects.values_list("packed", flat=True).get(pk=self.pk_of[event_id])
         return same_meaning(unpack(stored), unpack(packed))
 
-    def _add(self, light: Light, event: Parsed) -> None:
-        event_id = light.event_id
+    def _add(self, event_id: str, light: Light, event: Parsed) -> None:
         tree = self.builder.tree
         parent_pk = depth = None
         if event_id in tree.parent:  # a tree node, placed by the builder
@@ -442,7 +445,6 @@ class _Writer:
             elif parent is not None:
                 parent_pk = self.pk_of[parent]
         pk = self.pk_of[event_id]
-        light = light._replace(pk=pk, seq=event.seq, parent_pk=parent_pk, depth=depth)
         if self.new:  # a first import: the HEAD branch will be all new events
             # Only what pairing reads, the few kinds and tool names shared: a whole Light
             # per event (and the strings parsing made for it) would double the import's memory.
@@ -453,7 +455,7 @@ class _Writer:
                 sys.intern(light.action_id),
                 light.executable,
             )
-        self.rows.append((self.conversation.pk, event.digest, *light))
+        self.rows.append((self.conversation.pk, event.digest, *light[:PLACED], pk, light.seq, parent_pk, depth))
         self.payloads.append((pk, event.packed))
         if event.text:
             self.texts.append((pk, self.conversation.pk, event.text))

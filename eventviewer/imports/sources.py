@@ -70,6 +70,7 @@ class Parsed(NamedTuple):
     title: str = ""  # a user message's text: the conversation's title if it is the first
     status: str = ""  # a state update's execution_status
     text: str = ""  # what the search index holds of it (trajectory.search.event_text)
+    outcome: str = ""  # how a branch ending at it ends (kinds.outcome)
 
 
 def parse(event: RawEvent) -> Parsed:
@@ -77,7 +78,7 @@ def parse(event: RawEvent) -> Parsed:
     if event.error:
         return Parsed(event.seq, event.where, None, _named(data) + event.error, b"", "")
     try:
-        light = describe(data)
+        light = describe(data, event.seq)
     except ValueError as e:
         return Parsed(event.seq, event.where, None, f"{_named(data)}{e}", b"", "")
     # sha256 runs in hardware on current CPUs: the cheapest strong hash here.
@@ -88,7 +89,7 @@ def parse(event: RawEvent) -> Parsed:
     elif light.kind == kinds.STATE_UPDATE and data.get("key") == "execution_status":
         status = str(data.get("value") or "").replace("\x00", "")[:40]
     text = event_text(data)
-    return Parsed(event.seq, event.where, light, "", pack(event.raw), digest, title, status, text)
+    return Parsed(event.seq, event.where, light, "", pack(event.raw), digest, title, status, text, kinds.outcome(light))
 
 
 def _named(data: Any) -> str:

@@ -55,7 +55,8 @@ class Light(NamedTuple):
     depth: int | None = None  # None: not a tree node
 
 
-def describe(data: Any) -> Light:
+def describe(data: Any, seq: int = 0) -> Light:
+    """The light columns of one event's JSON (``seq``: its append position, when known)."""
     # Runs once per imported event: positional arguments and few calls on purpose.
     if not isinstance(data, dict):
         raise ValueError(f"an event must be a JSON object, not {_type_name(data)}")
@@ -106,6 +107,8 @@ def describe(data: Any) -> Light:
         kind_rules.failure(data),
         kind == kinds.ACTION and bool(thinking),
         kind_rules.effect(data),
+        0,  # pk
+        seq,
     )
 
 
