@@ -7,6 +7,7 @@ from functools import wraps
 from urllib.parse import urlencode
 
 import orjson
+from django.conf import settings
 from django.core.exceptions import BadRequest
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
@@ -14,7 +15,7 @@ from django.views.decorators.csrf import csrf_exempt
 
 from eventviewer.forms import PathPageForm, SearchForm
 from eventviewer.lookups import get_conversation, get_leaf, valid
-from eventviewer.models import Conversation
+from eventviewer.models import Conversation, Event, read_whole
 from eventviewer.scope import Scope
 from eventviewer.trajectory.projection import Message
 from eventviewer.trajectory.view import SUMMARY_SUFFIX
@@ -144,8 +145,11 @@ def path(request: HttpRequest, conversation_id: str) -> HttpResponse:
         "view_unhandled_condensation_request": False,
         "pending_action_ids": [],
         "mismatched_observations": [],
+        "whole_branch": True,  # false: too long to read whole, figures that need all of it are null
     }
-    if leaf is not None:
+    if leaf is not None and not read_whole(leaf):
+        body.update(_long_branch_page(conversation, leaf, offset, limit, bool(params["leaf"])))
+    elif leaf is not None:
         reading = conversation.read_path(leaf)
         page = [e.event_id for e in reading.path[offset : offset + limit]]
         # A summary in the model's view belongs to the page of the condensation that wrote it.
@@ -172,6 +176,48 @@ def path(request: HttpRequest, conversation_id: str) -> HttpResponse:
             {"id": eid, "code": m.code, "reason": m.reason} for eid, m in pairing.mismatched.items() if eid in in_page
         ]
     return _json(body)
+
+
+def _long_branch_page(conversation: Conversation, leaf: Event, offset: int, limit: int, named: bool) -> dict:
+    """A page of a branch too long to read whole (EVENTVIEWER_FULL_READ_MAX): its events
+    found by anchors (``on_branch``) and paired exactly; what needs the whole branch (its
+    messages, the model's view, and its problem totals unless HEAD's, counted at import)
+    is null, and ``note`` says why."""
+    length = (leaf.depth or 0) + 1
+    events = Event.objects.on_branch(leaf, offset, offset + limit)
+    pairing, _ = conversation.pairing_of(leaf, events, known=events)
+    page = [e.event_id for e in events]
+    in_page = set(page)
+    counted = leaf.pk == conversation.head_id
+    next_page = None
+    if offset + limit < length:
+        query = {"offset": offset + limit, "limit": limit, **({"leaf": leaf.event_id} if named else {})}
+        next_page = f"?{urlencode(query)}"
+    return {
+        "path_length": length,
+        "messages_total": None,
+        "view_length": None,
+        "view_messages_total": None,
+        "pending_total": conversation.pending_count if counted else None,
+        "mismatched_total": conversation.mismatch_count if counted else None,
+        "next": next_page,
+        "path": page,
+        "messages": None,
+        "view": None,
+        "view_unhandled_condensation_request": None,
+        "pending_action_ids": [eid for eid in pairing.pending if eid in in_page],
+        "mismatched_observations": [
+            {"id": eid, "code": m.code, "reason": m.reason} for eid, m in pairing.mismatched.items() if eid in in_page
+        ],
+        "whole_branch": False,
+        "note": (
+            f"This branch is {length:,} events long, over EVENTVIEWER_FULL_READ_MAX "
+            f"({settings.EVENTVIEWER_FULL_READ_MAX:,}): it is read a page at a time, so what needs all of it "
+            "is null: its messages, the model's view"
+            + ("" if counted else ", and its pending and mismatched totals (counted at import for HEAD's branch only)")
+            + ". The page's events and their pending and mismatched state are exact."
+        ),
+    }
 
 
 @_read_only

@@ -48,7 +48,7 @@ from eventviewer.trajectory.events import Light
 from eventviewer.trajectory.pairing import pair, referenced_actions
 from eventviewer.trajectory.skeleton import Node
 from eventviewer.trajectory.subagents import match, task_call
-from eventviewer.trajectory.tree import Entry, Problem, Tree, TreeBuilder, TreeError
+from eventviewer.trajectory.tree import Entry, Problem, Tree, TreeBuilder, TreeError, anchor_from_parent
 
 ANALYZE_FROM = 1000  # events added by an import from which PostgreSQL's statistics are refreshed
 BATCH_SIZE = 250  # events per INSERT batch: small enough that parsing and writing overlap
@@ -343,6 +343,7 @@ class _Writer:
         # position, so new events need no such map (100,000 entries on a big import).
         self.id_at: dict[int, str] = {}
         self.late: list[str] = []  # new events written before their parent was placed
+        self.anchor_of: dict[str, int] = {}  # each tree event's anchor (see tree.anchor_depth), for its children
         self.rows: list[tuple] = []
         self.payloads: list[tuple[int, bytes]] = []
         self.texts: list[tuple[int, int, str]] = []  # (pk, conversation pk, text) for the search index
@@ -368,6 +369,8 @@ class _Writer:
             self._remember(light, "(imported before)")
             self.digest_of[light.event_id] = digest
             self.id_at[light.seq] = light.event_id
+            if light.anchor is not None:
+                self.anchor_of[light.event_id] = light.anchor
 
     def _remember(self, light: Light, where: str) -> bool:
         # An id is held (as a key, a parent, an action a result names) for the whole
@@ -429,7 +432,7 @@ class _Writer:
     def _add(self, light: Light, event: Parsed) -> None:
         event_id = light.event_id
         tree = self.builder.tree
-        parent_pk = depth = None
+        parent_pk = depth = anchor = None
         if event_id in tree.parent:  # a tree node, placed by the builder
             depth = tree.depth.get(event_id)
             parent = tree.parent[event_id]
@@ -437,8 +440,11 @@ class _Writer:
                 self.late.append(event_id)  # its parent comes later in the log (not SDK-made)
             elif parent is not None:
                 parent_pk = self.pk_of[parent]
+                anchor = anchor_from_parent(parent_pk, depth - 1, self.anchor_of.get(parent))
+                if anchor is not None:
+                    self.anchor_of[event_id] = anchor
         pk = self.pk_of[event_id]
-        light = light._replace(pk=pk, seq=event.seq, parent_pk=parent_pk, depth=depth)
+        light = light._replace(pk=pk, seq=event.seq, parent_pk=parent_pk, depth=depth, anchor=anchor)
         if self.new:  # a first import: the HEAD branch will be all new events
             # Only what pairing reads, the few kinds and tool names shared: a whole Light
             # per event (and the strings parsing made for it) would double the import's memory.
@@ -514,11 +520,17 @@ class _Writer:
         return HeadBranch(head, len(path), pair(path, elsewhere))
 
     def place_late_events(self, tree: Tree) -> None:
-        """Give the rows written before their parent was placed their parent and depth."""
-        for event_id in self.late:
+        """Give the rows written before their parent was placed their parent, depth and anchor."""
+        for event_id in sorted(self.late, key=tree.depth.__getitem__):  # parents first
             parent = tree.parent[event_id]
+            depth = tree.depth[event_id]
+            anchor = None
+            if parent is not None:
+                anchor = anchor_from_parent(self.pk_of[parent], depth - 1, self.anchor_of.get(parent))
+                if anchor is not None:
+                    self.anchor_of[event_id] = anchor
             Event.objects.filter(pk=self.pk_of[event_id]).update(
-                parent_id=self.pk_of[parent] if parent is not None else None, depth=tree.depth[event_id]
+                parent_id=self.pk_of[parent] if parent is not None else None, depth=depth, anchor=anchor
             )
 
 

@@ -80,7 +80,7 @@ def _branch_through(conversation: Conversation, event: Event) -> str:
     if head is not None and head.pk == event.pk:
         return head.event_id
     if head is not None and head.depth is not None and event.depth <= head.depth:
-        if Event.objects.ancestors(head, event.depth).get(event.depth) == event.pk:
+        if Event.objects.at_depths(head, [event.depth]).get(event.depth) == event.pk:
             return head.event_id
     path_ids = [e.event_id for e in Event.objects.path_to(event)]
     return latest_leaf_below(conversation.skeleton, path_ids) or event.event_id
