@@ -222,3 +222,38 @@ def test_an_event_page_deep_in_a_long_branch(client, long, settings):
     long_only(settings)
     response = client.get(f"{long.get_absolute_url()}events/a207y/")
     assert response.status_code == 200 and "no result on this branch" in response.content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_gives_events_imported_before_their_anchors(migrate, client, open_site, settings):
+    old = migrate(("eventviewer", "0008_runs"))
+    conversation = old.get_model("eventviewer", "Conversation").objects.create(conversation_id="d" * 32)
+    OldEvent = old.get_model("eventviewer", "Event")
+    parent = None
+    for depth in range(2100):
+        parent = OldEvent.objects.create(
+            conversation=conversation,
+            event_id=f"e{depth}",
+            seq=depth,
+            depth=depth,
+            parent=parent,
+            kind="MessageEvent",
+            digest="d",
+        )
+    side = OldEvent.objects.create(
+        conversation=conversation,
+        event_id="side",
+        seq=2100,
+        depth=1100,
+        parent_id=parent.pk - 1000,
+        kind="MessageEvent",
+        digest="d",
+    )
+    migrate()
+    pk_at = dict(Event.objects.filter(event_id__startswith="e").values_list("depth", "pk"))
+    anchors = dict(Event.objects.values_list("event_id", "anchor"))
+    assert anchors["e0"] is None and anchors["e1"] == anchors["e1024"] == pk_at[0]
+    assert anchors["e1025"] == anchors["e2048"] == pk_at[1024] and anchors["e2049"] == pk_at[2048]
+    assert anchors["side"] == pk_at[1024]
+    leaf = Event.objects.get(pk=side.pk)
+    assert [e.event_id for e in Event.objects.on_branch(leaf, 1020, 1030)] == [f"e{d}" for d in range(1020, 1030)]
