@@ -366,20 +366,28 @@ class Conversation(models.Model):
         elsewhere = {e.event_id for e in found if e.kind == kinds.ACTION and e.event_id not in on_path}
         return pair(path, elsewhere), on_path
 
+    def kept_below(self, event: Event) -> str | None:
+        """The skeleton's kept event at or below ``event`` on its branches: the event itself
+        when it is kept, else the one whose run (the events folded into it) holds it, found
+        without reading the branch (whether it is the one is asked of anchors)."""
+        nodes = {node["id"]: node for node in self.skeleton.get("nodes", [])}
+        if event.event_id in nodes:
+            return event.event_id
+        depth = event.depth or 0
+        below = [n["id"] for n in nodes.values() if n["run"] and n["depth"] - n["run"]["count"] <= depth < n["depth"]]
+        for kept in self.events.only("pk", "depth", "event_id").filter(event_id__in=below):
+            if Event.objects.at_depths(kept, [depth]).get(depth) == event.pk:
+                return kept.event_id
+        return None
+
     def kept_on_branch(self, leaf: Event) -> list[str]:
         """The skeleton's kept events on the branch ending at ``leaf``, leaf end first: all
-        that the branch list needs of a branch, found without reading it. They are the
-        leaf's kept ancestors (``up`` links); a leaf inside a run is first placed in the
-        run of the kept event below it (the one whose branch holds it, asked of anchors)."""
+        that the branch list needs of a branch, found without reading it: the leaf's kept
+        ancestors, by their ``up`` links from the leaf or from the kept event below it."""
         nodes = {node["id"]: node for node in self.skeleton.get("nodes", [])}
-        depth = leaf.depth or 0
-        start: str | None = leaf.event_id if leaf.event_id in nodes else None
-        if start is None:
-            below = [n for n in nodes.values() if n["run"] and n["depth"] - n["run"]["count"] <= depth < n["depth"]]
-            for event in self.events.only("pk", "depth", "event_id").filter(event_id__in=[n["id"] for n in below]):
-                if Event.objects.at_depths(event, [depth]).get(depth) == leaf.pk:
-                    start = nodes[event.event_id]["up"]
-                    break
+        start = self.kept_below(leaf)
+        if start is not None and start != leaf.event_id:
+            start = nodes[start]["up"]
         chain = []
         while start is not None:
             chain.append(start)

@@ -257,3 +257,28 @@ def test_the_migration_gives_events_imported_before_their_anchors(migrate, clien
     assert anchors["side"] == pk_at[1024]
     leaf = Event.objects.get(pk=side.pk)
     assert [e.event_id for e in Event.objects.on_branch(leaf, 1020, 1030)] == [f"e{d}" for d in range(1020, 1030)]
+
+
+@pytest.mark.parametrize("event_id", ["m400", "a300x", "o300y", "m0", "side-0"])
+def test_an_event_page_off_head_opens_on_the_branch_the_whole_read_picks(client, long, settings, event_id):
+    side = long.events.get(event_id="side-a")
+    long.head = side
+    long.refresh_figures()  # HEAD on the short side branch: the long one's events are off it
+    url = f"{long.get_absolute_url()}events/{event_id}/"
+    whole(settings)
+    full = re.findall(r"leaf=([\w-]+)", client.get(url).content.decode())  # the branch its links open
+    long_only(settings)
+    part = re.findall(r"leaf=([\w-]+)", client.get(url).content.decode())
+    assert part == full and full
+    assert set(full) == ({"side-a"} if event_id in ("m0", "side-0") else {"m600"})
+
+
+def test_a_share_link_focuses_only_on_an_event_of_its_long_branch(user_client, long, settings):
+    from django.urls import reverse
+
+    long_only(settings)
+    url = reverse("eventviewer:share-create", args=[long.conversation_id])
+    assert user_client.post(url, {"leaf": "", "focus": "o300y", "expires": "never"}).status_code == 302
+    refused = user_client.post(url, {"leaf": "", "focus": "side-a", "expires": "never"})
+    assert refused.status_code == 400 and "not on the shared branch" in refused.content.decode()
+    assert user_client.post(url, {"leaf": "", "focus": "nothing", "expires": "never"}).status_code == 404
