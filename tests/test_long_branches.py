@@ -191,8 +191,8 @@ def test_a_long_branch_says_what_it_leaves_out(client, long, settings):
             f'<span class="badge mismatched">{long.mismatch_count} mismatched</span>',
         ]
     )
-    note = re.search(r"<p class=\"deep-note\".*?</p>", part, re.S).group()
-    assert "3,001 events deep" in note and "more than the 1,000" in note
+    note = re.search(r"<details class=\"deep-note\".*?</details>", part, re.S).group()
+    assert "3,001 events deep" in note and "longer than the 1,000" in note
     assert "pending and mismatched counts" not in note  # HEAD's are known
     for left_out in ("turn and tool-call counts", "model's view", "timeline", "usage", "workspace drift"):
         assert left_out in note
@@ -200,7 +200,9 @@ def test_a_long_branch_says_what_it_leaves_out(client, long, settings):
     # Another branch's counts are not known: it says so rather than show none.
     other = _page(client, long, "?leaf=m400")
     assert "pending and mismatched not counted" in other and "no pending actions" not in other
-    assert "pending and mismatched counts" in re.search(r"<p class=\"deep-note\".*?</p>", other, re.S).group()
+    assert (
+        "pending and mismatched counts" in re.search(r"<details class=\"deep-note\".*?</details>", other, re.S).group()
+    )
     # Load earlier says how many events come before, not turns it did not count.
     assert re.search(r"Load earlier turns <span class=\"muted\">\([\d,]+ earlier events\)", part)
 
