@@ -436,6 +436,20 @@ class Conversation(models.Model):
         rows = _cached(f"side-failures:{self.pk}:{self.updated_at.timestamp()}", self._dead_end_side_failures)
         return [r for r in rows if r.parent_pk in on_path and r.pk not in on_path]
 
+    def side_failures_beside(self, path: Sequence[Light]) -> list[Light]:
+        """``side_failures`` for a stretch of a branch: asked of the parents' index for these
+        events only, not of the whole conversation (which a branch too long to read whole
+        would make long to scan)."""
+        on_path = {e.pk for e in path}
+        has_children = Event.objects.filter(parent_id=models.OuterRef("pk"))
+        rows = (
+            Event.objects.filter(parent_id__in=list(on_path), kind__in=kinds.SIDE_KINDS)
+            .exclude(failure="")
+            .exclude(models.Exists(has_children))
+            .order_by("seq")
+        )
+        return [r for r in rows.light_rows() if r.pk not in on_path]
+
     def _dead_end_side_failures(self) -> list[Light]:
         rows = self.events.filter(kind__in=kinds.SIDE_KINDS).exclude(failure="").light_rows()
         has_children = set(Event.objects.filter(parent_id__in=[r.pk for r in rows]).values_list("parent_id", flat=True))

@@ -14,7 +14,7 @@ from eventviewer.imports.importer import import_paths
 from eventviewer.models import Event
 from eventviewer.trajectory.tree import anchor_depth
 
-from .conftest import action, message, observation
+from .conftest import FIXTURES, SCENARIOS, SET_A2, action, message, observation
 
 pytestmark = pytest.mark.django_db
 
@@ -284,3 +284,27 @@ def test_a_share_link_focuses_only_on_an_event_of_its_long_branch(user_client, l
     refused = user_client.post(url, {"leaf": "", "focus": "side-a", "expires": "never"})
     assert refused.status_code == 400 and "not on the shared branch" in refused.content.decode()
     assert user_client.post(url, {"leaf": "", "focus": "nothing", "expires": "never"}).status_code == 404
+
+
+PROBLEM_LINK = re.compile(r'data-problem-link="([^"]+)" data-code="([^"]+)"')
+FAILURE = re.compile(r'id="event-([^"]+)" data-event="[^"]+" data-failure="([^"]+)"')
+
+
+@pytest.mark.parametrize("scenario", sorted({*SCENARIOS, *SET_A2}))
+def test_every_sdk_conversation_read_a_stretch_at_a_time_shows_what_the_whole_read_shows(
+    client, open_site, settings, scenario
+):
+    """With the threshold at 1 event every branch is "too long": its window, the pairing of
+    each card, its failures and the problem list must be the whole read's."""
+    conversations = [r.conversation for r in import_paths([(FIXTURES / scenario, scenario)])]
+    leaves = [(c, n) for c in conversations for n in c.skeleton["nodes"] if n["leaf"]]
+    for conversation, node in leaves[:6]:
+        query = f"?leaf={node['id']}"
+        whole(settings)
+        full = _page(client, conversation, query)
+        settings.EVENTVIEWER_FULL_READ_MAX = 1
+        part = _page(client, conversation, query)
+        assert "data-deep-note" in part or node["depth"] == 0
+        assert _cards(part) == _cards(full)
+        assert FAILURE.findall(part) == FAILURE.findall(full)
+        assert PROBLEM_LINK.findall(part) == PROBLEM_LINK.findall(full)

@@ -83,7 +83,7 @@ def page_context(request: Any, scope: Scope, leaf: Event, params: dict[str, Any]
     stretch = Stretch(conversation, leaf, params)
     reading, part = stretch.reading, stretch.part
     reasons = Reasons(scope, leaf, reading.pairing, stretch.on_path)
-    side = conversation.side_failures(list(reading.path))
+    side = conversation.side_failures_beside(reading.path)
     found: Failures = failures(reading, side)
     rows = branch_turns.build_rows(conversation, reading, stretch.turns, part, leaf, reasons, found)
     index = 0
