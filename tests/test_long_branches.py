@@ -101,7 +101,12 @@ def test_the_path_api_pages_a_long_branch_as_the_whole_read_does(client, long, s
             assert page["path_length"] == length and page["whole_branch"] is False
             assert page["pending_action_ids"] == [i for i in full["pending_action_ids"] if i in shown]
             assert page["mismatched_observations"] == [m for m in full["mismatched_observations"] if m["id"] in shown]
-            assert page["messages"] is None and page["view"] is None and "EVENTVIEWER_FULL_READ_MAX" in page["note"]
+            assert (
+                page["view"] is None and page["messages_total"] is None and "EVENTVIEWER_FULL_READ_MAX" in page["note"]
+            )
+            whole(settings)
+            assert page["messages"] == _api(client, long, f"?offset={offset}&limit={limit}{query}")["messages"]
+            long_only(settings)
             if leaf:  # counted at import for HEAD's branch only
                 assert page["pending_total"] is None and page["mismatched_total"] is None
             else:
@@ -308,3 +313,33 @@ def test_every_sdk_conversation_read_a_stretch_at_a_time_shows_what_the_whole_re
         assert _cards(part) == _cards(full)
         assert FAILURE.findall(part) == FAILURE.findall(full)
         assert PROBLEM_LINK.findall(part) == PROBLEM_LINK.findall(full)
+        # The path API's pages too, but for what needs the whole branch.
+        api = f"/api/conversations/{conversation.conversation_id}/path/"
+        for offset in range(0, node["depth"] + 1, 3):
+            query = {"leaf": node["id"], "offset": offset, "limit": 3}
+            whole(settings)
+            full = client.get(api, query).json()
+            settings.EVENTVIEWER_FULL_READ_MAX = 1
+            part = client.get(api, query).json()
+            if node["depth"] == 0:
+                assert part == full
+                continue
+            for key in ("path", "messages", "pending_action_ids", "mismatched_observations", "next", "path_length"):
+                assert part[key] == full[key], (key, offset)
+
+
+def test_a_message_longer_than_a_page_reads_ahead_of_a_long_branch(client, folder, open_site, settings, monkeypatch):
+    from eventviewer import api
+
+    events = [message("u0", None, "go")] + [message(f"u{i}", f"u{i - 1}", "more") for i in range(1, 3000)]
+    (result,) = import_paths([(folder(events), "t")])
+    url = f"/api/conversations/{result.conversation.conversation_id}/path/"
+    whole(settings)
+    full = {o: client.get(url, {"offset": o, "limit": 100}).json() for o in (0, 1500)}
+    assert full[0]["messages"][0]["event_count"] == 3000 and full[1500]["messages"] == []
+    long_only(settings)
+    for o in (0, 1500):
+        assert client.get(url, {"offset": o, "limit": 100}).json()["messages"] == full[o]["messages"]
+    monkeypatch.setattr(api, "READ_AHEAD_MAX", 500)  # it runs on past what a page reads: not counted
+    (merged,) = client.get(url, {"offset": 0, "limit": 100}).json()["messages"]
+    assert merged["event_ids"] == [f"u{i}" for i in range(100)] and merged["event_count"] is None
