@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 
 from eventviewer.trajectory import tree
-from eventviewer.trajectory.projection import project
+from eventviewer.trajectory.projection import messages_starting, project, sent, to_messages
 from eventviewer.trajectory.tree import anchor_depth, anchors
 from eventviewer.trajectory.window import NotOnBranch, part_window, stretch_for, window
 
@@ -108,3 +108,25 @@ def test_a_stretch_without_the_anchor_says_so():
     path = long_path(10)
     with pytest.raises(NotOnBranch):
         part_window(path[:5], len(path) - 1, 10, at="m9")
+
+
+def test_the_messages_that_start_in_a_stretch_are_the_whole_branchs():
+    path = long_path(40)
+    path += [replace(msg(f"u{i}"), depth=len(path) + i) for i in range(12)]  # adjacent user messages: one
+    whole = to_messages(path)
+    for start in range(0, len(path), 5):
+        for size in (1, 4, 9):
+            stretch = path[start : start + size]
+            previous = next((e for e in reversed(path[:start]) if sent(e)), None)
+            for ahead in (path[start + size :], path[start + size : start + size + 3]):
+                ended = start + size + len(ahead) >= len(path)
+                found = messages_starting(previous, stretch, ahead, ended)
+                ids = {e.event_id for e in stretch}
+                expected = [m for m in whole if m.event_ids[0] in ids]
+                assert [m.event_ids[0] for m in found.messages] == [m.event_ids[0] for m in expected]
+                if not found.open_end:
+                    assert found.messages == expected, (start, size)
+                else:  # its last message may run past what was read; the others are whole
+                    assert found.messages[:-1] == expected[:-1] and not ended
+                    last, full = found.messages[-1], expected[-1]
+                    assert full.event_ids[: len(last.event_ids)] == last.event_ids
