@@ -141,8 +141,7 @@ def messages_starting(
     model is sent (None: there is none), whose message may take in the stretch's first
     events; ``ahead``: the events read after the stretch (``ended``: up to the leaf), into
     which its last message may run."""
-    first = 1 if previous is not None else 0
-    messages = to_messages([*([previous] if previous is not None else []), *events, *ahead])[first:]
+    messages = to_messages([*([previous] if previous is not None else []), *events, *ahead])
     inside = {e.event_id for e in events}
     starting = [m for m in messages if m.event_ids[0] in inside]
     open_end = bool(starting) and starting[-1] is messages[-1] and not ended
