@@ -62,12 +62,12 @@ def long_only(settings):
     settings.EVENTVIEWER_FULL_READ_MAX = 1_000
 
 
-def test_every_anchor_is_the_ancestor_at_its_depth(long):
+def assert_anchors_right() -> None:
+    """Every stored anchor is its event's ancestor at ``anchor_depth``."""
     rows = {
         pk: (parent, depth, anchor)
         for pk, parent, depth, anchor in Event.objects.values_list("pk", "parent_id", "depth", "anchor")
     }
-    assert max(depth for _, depth, _ in rows.values()) == 3000
     for pk, (_, depth, anchor) in rows.items():
         target = anchor_depth(depth)
         if target is None:
@@ -77,6 +77,21 @@ def test_every_anchor_is_the_ancestor_at_its_depth(long):
         while rows[current][1] > target:
             current = rows[current][0]
         assert anchor == current, (pk, depth)
+
+
+def test_every_anchor_is_the_ancestor_at_its_depth(long):
+    assert Event.objects.order_by("-depth").values_list("depth", flat=True)[0] == 3000
+    assert_anchors_right()
+
+
+def test_events_written_before_their_parents_get_their_anchors_too(folder, db):
+    events = [message("e0", None, "go")] + [message(f"e{i}", f"e{i - 1}", "more") for i in range(1, 1100)]
+    events[1029], events[1030] = events[1030], events[1029]  # e1030 (and all below it) before e1029
+    (result,) = import_paths([(folder(events), "t")])
+    assert result.conversation.head_path_length == 1100
+    assert_anchors_right()
+    leaf = Event.objects.get(event_id="e1099")
+    assert [e.event_id for e in Event.objects.on_branch(leaf, 1000, 1050)] == [f"e{d}" for d in range(1000, 1050)]
 
 
 def _api(client, long, query: str) -> dict:

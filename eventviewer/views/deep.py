@@ -42,6 +42,8 @@ class Stretch:
         events = Event.objects.on_branch(leaf, start, stop)
         if event is not None and anchor_depth is not None:
             pk, _, parent = event
+            if not 0 <= anchor_depth - start < len(events):  # (the branch is shorter than its depth says)
+                raise Http404(f"Event {anchor!r} is not on this branch.")
             if events[anchor_depth - start].pk != pk:
                 # An event beside the branch (a side event: a hook) is shown after the event it ran beside.
                 above = anchor_depth - 1 - start
