@@ -7,6 +7,7 @@ from functools import wraps
 from urllib.parse import urlencode
 
 import orjson
+from django.conf import settings
 from django.core.exceptions import BadRequest
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
@@ -14,11 +15,14 @@ from django.views.decorators.csrf import csrf_exempt
 
 from eventviewer.forms import PathPageForm, SearchForm
 from eventviewer.lookups import get_conversation, get_leaf, valid
-from eventviewer.models import Conversation
+from eventviewer.models import Conversation, Event, read_whole
 from eventviewer.scope import Scope
-from eventviewer.trajectory.projection import Message
+from eventviewer.trajectory.events import Light
+from eventviewer.trajectory.projection import Message, messages_starting, sent
 from eventviewer.trajectory.view import SUMMARY_SUFFIX
 from eventviewer.views.search import run_search
+
+READ_AHEAD_MAX = 10_000  # events a page of a long branch reads past its end to finish its last message
 
 
 def _json(body: dict, status: int = 200) -> HttpResponse:
@@ -144,8 +148,11 @@ def path(request: HttpRequest, conversation_id: str) -> HttpResponse:
         "view_unhandled_condensation_request": False,
         "pending_action_ids": [],
         "mismatched_observations": [],
+        "whole_branch": True,  # false: too long to read whole, figures that need all of it are null
     }
-    if leaf is not None:
+    if leaf is not None and not read_whole(leaf):
+        body.update(_long_branch_page(conversation, leaf, offset, limit, bool(params["leaf"])))
+    elif leaf is not None:
         reading = conversation.read_path(leaf)
         page = [e.event_id for e in reading.path[offset : offset + limit]]
         # A summary in the model's view belongs to the page of the condensation that wrote it.
@@ -172,6 +179,75 @@ def path(request: HttpRequest, conversation_id: str) -> HttpResponse:
             {"id": eid, "code": m.code, "reason": m.reason} for eid, m in pairing.mismatched.items() if eid in in_page
         ]
     return _json(body)
+
+
+def _long_branch_page(conversation: Conversation, leaf: Event, offset: int, limit: int, named: bool) -> dict:
+    """A page of a branch too long to read whole (EVENTVIEWER_FULL_READ_MAX): its events
+    found by anchors (``on_branch``) and paired exactly; what needs the whole branch (its
+    messages, the model's view, and its problem totals unless HEAD's, counted at import)
+    is null, and ``note`` says why."""
+    length = (leaf.depth or 0) + 1
+    events = Event.objects.on_branch(leaf, offset, offset + limit)
+    pairing, _ = conversation.pairing_of(leaf, events, known=events)
+    messages = _messages_starting(leaf, events, offset, limit, length)
+    page = [e.event_id for e in events]
+    in_page = set(page)
+    counted = leaf.pk == conversation.head_id
+    next_page = None
+    if offset + limit < length:
+        query = {"offset": offset + limit, "limit": limit, **({"leaf": leaf.event_id} if named else {})}
+        next_page = f"?{urlencode(query)}"
+    return {
+        "path_length": length,
+        "messages_total": None,
+        "view_length": None,
+        "view_messages_total": None,
+        "pending_total": conversation.pending_count if counted else None,
+        "mismatched_total": conversation.mismatch_count if counted else None,
+        "next": next_page,
+        "path": page,
+        "messages": messages,
+        "view": None,
+        "view_unhandled_condensation_request": None,
+        "pending_action_ids": [eid for eid in pairing.pending if eid in in_page],
+        "mismatched_observations": [
+            {"id": eid, "code": m.code, "reason": m.reason} for eid, m in pairing.mismatched.items() if eid in in_page
+        ],
+        "whole_branch": False,
+        "note": (
+            f"This branch is {length:,} events long, over EVENTVIEWER_FULL_READ_MAX "
+            f"({settings.EVENTVIEWER_FULL_READ_MAX:,}): it is read a page at a time, so what needs all of it "
+            "is null: its messages total, the model's view"
+            + ("" if counted else ", and its pending and mismatched totals (counted at import for HEAD's branch only)")
+            + ". The page's events, the messages that start in it and their pending and mismatched state are exact"
+            " (a message that runs on past what a page reads has event_count null)."
+        ),
+    }
+
+
+def _messages_starting(leaf: Event, events: list[Light], offset: int, limit: int, length: int) -> list[dict]:
+    """The messages that start in a page of a long branch, as the whole read lists them:
+    the last event before the page that the model is sent says whether the page's first
+    events continue its message, and the events after the page are read until the page's
+    last message ends (at most READ_AHEAD_MAX of them: past that its length is not known)."""
+    previous, start, back = None, offset, 64
+    while previous is None and start > 0:
+        earlier = Event.objects.on_branch(leaf, max(0, start - back), start)
+        previous = next((e for e in reversed(earlier) if sent(e)), None)
+        start, back = start - back, back * 4
+    ahead: list[Light] = []
+    read_to, reach = offset + limit, min(limit, READ_AHEAD_MAX)
+    while True:
+        ahead += Event.objects.on_branch(leaf, read_to, offset + limit + reach)
+        read_to = offset + limit + reach
+        found = messages_starting(previous, events, ahead, read_to >= length)
+        if not found.open_end or reach >= READ_AHEAD_MAX:
+            break
+        reach = min(reach * 4, READ_AHEAD_MAX)
+    listed = [_message_json(m, limit) for m in found.messages]
+    if found.open_end:
+        listed[-1]["event_count"] = None  # it goes on past what was read: how far is not known
+    return listed
 
 
 @_read_only

@@ -38,6 +38,7 @@ from eventviewer.trajectory.pairing import (
 from eventviewer.trajectory.reading import Reading, read
 from eventviewer.trajectory.search import branch_leaves
 from eventviewer.trajectory.skeleton import Node, build_skeleton, event_label
+from eventviewer.trajectory.tree import ANCHOR_SPACING
 from eventviewer.trajectory.usage import Usage, total_of
 from eventviewer.trajectory.view import Condensed
 
@@ -66,6 +67,13 @@ def raw_path(event_id: str) -> str:
 
 DELETE_BATCH = 2000  # events deleted per transaction
 BRANCH_KEPT_EVENTS = 200_000  # longer branches are read again by each request: too big to keep
+
+
+def read_whole(leaf: Event | Light) -> bool:
+    """Whether pages read the branch ending at ``leaf`` whole: one of at most
+    EVENTVIEWER_FULL_READ_MAX events. A longer one is read a stretch at a time
+    (``EventQuerySet.on_branch``), and what would need all of it is not shown."""
+    return (leaf.depth or 0) < settings.EVENTVIEWER_FULL_READ_MAX
 
 
 class HeadBranch(NamedTuple):
@@ -332,11 +340,12 @@ class Conversation(models.Model):
             )
         return read(path, elsewhere, self.condensations(path))
 
-    def pairing_of(self, leaf: Event, events: Sequence[Light]) -> tuple[Pairing, set[str]]:
+    def pairing_of(self, leaf: Event, events: Sequence[Light], known: Sequence[Light] = ()) -> tuple[Pairing, set[str]]:
         """How ``events`` (on the branch ending at ``leaf``) pair on that branch, read
         without the branch: only its events that decide it (``pairing.focus``), found by
-        their ids and tool calls and kept when they are ``leaf``'s ancestors. Returns the
-        pairing, exact for ``events``, and the ids of the branch's events it read."""
+        their ids and tool calls and kept when they are ``leaf``'s ancestors (``known``:
+        a stretch of the branch already read). Returns the pairing, exact for ``events``,
+        and the ids of the branch's events it read."""
         decides = focus(events)
         if not decides:
             return Pairing(), set()
@@ -344,12 +353,46 @@ class Conversation(models.Model):
         if decides.calls:
             match |= models.Q(tool_call_id__in=decides.calls)
         found = self.events.filter(match).light_rows()
-        above = [e for e in found if e.depth is not None and e.depth <= (leaf.depth or 0)]
-        on_branch = Event.objects.ancestors(leaf, min((e.depth or 0 for e in above), default=leaf.depth or 0))
-        path = sorted((e for e in above if on_branch.get(e.depth or 0) == e.pk), key=lambda e: e.depth or 0)
+        depth = leaf.depth or 0
+        above = [e for e in found if e.depth is not None and e.depth <= depth]
+        branch = {e.depth: e.pk for e in known}
+        wanted = {e.depth or 0 for e in above} - branch.keys()
+        if wanted and len(wanted) * 2 * ANCHOR_SPACING < depth - min(wanted):
+            branch.update(Event.objects.at_depths(leaf, wanted))  # a few, far up a long branch
+        elif wanted:
+            branch.update(Event.objects.ancestors(leaf, min(wanted)))
+        path = sorted((e for e in above if branch.get(e.depth) == e.pk), key=lambda e: e.depth or 0)
         on_path = {e.event_id for e in path}
         elsewhere = {e.event_id for e in found if e.kind == kinds.ACTION and e.event_id not in on_path}
         return pair(path, elsewhere), on_path
+
+    def kept_below(self, event: Event) -> str | None:
+        """The skeleton's kept event at or below ``event`` on its branches: the event itself
+        when it is kept, else the one whose run (the events folded into it) holds it, found
+        without reading the branch (whether it is the one is asked of anchors)."""
+        nodes = {node["id"]: node for node in self.skeleton.get("nodes", [])}
+        if event.event_id in nodes:
+            return event.event_id
+        depth = event.depth or 0
+        below = [n["id"] for n in nodes.values() if n["run"] and n["depth"] - n["run"]["count"] <= depth < n["depth"]]
+        for kept in self.events.only("pk", "depth", "event_id").filter(event_id__in=below):
+            if Event.objects.at_depths(kept, [depth]).get(depth) == event.pk:
+                return kept.event_id
+        return None
+
+    def kept_on_branch(self, leaf: Event) -> list[str]:
+        """The skeleton's kept events on the branch ending at ``leaf``, leaf end first: all
+        that the branch list needs of a branch, found without reading it: the leaf's kept
+        ancestors, by their ``up`` links from the leaf or from the kept event below it."""
+        nodes = {node["id"]: node for node in self.skeleton.get("nodes", [])}
+        start = self.kept_below(leaf)
+        if start is not None and start != leaf.event_id:
+            start = nodes[start]["up"]
+        chain = []
+        while start is not None:
+            chain.append(start)
+            start = nodes[start]["up"]
+        return chain
 
     def side_events(self, parent_pks: list[int], leaf_pk: int) -> dict[int, list[Light]]:
         """The side events hanging on these events (see ``skeleton.side_events``): their
@@ -392,6 +435,20 @@ class Conversation(models.Model):
         on_path = {e.pk for e in path}
         rows = _cached(f"side-failures:{self.pk}:{self.updated_at.timestamp()}", self._dead_end_side_failures)
         return [r for r in rows if r.parent_pk in on_path and r.pk not in on_path]
+
+    def side_failures_beside(self, path: Sequence[Light]) -> list[Light]:
+        """``side_failures`` for a stretch of a branch: asked of the parents' index for these
+        events only, not of the whole conversation (which a branch too long to read whole
+        would make long to scan)."""
+        on_path = {e.pk for e in path}
+        has_children = Event.objects.filter(parent_id=models.OuterRef("pk"))
+        rows = (
+            Event.objects.filter(parent_id__in=list(on_path), kind__in=kinds.SIDE_KINDS)
+            .exclude(failure="")
+            .exclude(models.Exists(has_children))
+            .order_by("seq")
+        )
+        return [r for r in rows.light_rows() if r.pk not in on_path]
 
     def _dead_end_side_failures(self) -> list[Light]:
         rows = self.events.filter(kind__in=kinds.SIDE_KINDS).exclude(failure="").light_rows()
@@ -540,6 +597,50 @@ class EventQuerySet(models.QuerySet):
             cursor.execute(sql, [leaf.pk, down_to])
             return dict(cursor.fetchall())
 
+    def on_branch(self, leaf: Light | Event, start: int, stop: int) -> list[Light]:
+        """The events at depths ``start`` to ``stop - 1`` of the branch ending at ``leaf``,
+        root first, without reading the rest of the branch: one recursive query hops from
+        anchor to anchor down to the last wanted depth, then walks parents (fewer than
+        ANCHOR_SPACING steps, plus the events wanted). Where an anchor is not known it
+        walks parents all the way, like ``path_to``."""
+        depth = leaf.depth or 0
+        last = min(stop - 1, depth)
+        if start > last:
+            return []
+        table = Event._meta.db_table
+        columns = ", ".join(f"e.{connection.ops.quote_name(c)}" for c in LIGHT_COLUMNS)
+        k = ANCHOR_SPACING
+        hop = f"(e.anchor IS NOT NULL AND ((chain.depth - 1) / {k}) * {k} >= %s)"
+        sql = f"""
+            WITH RECURSIVE chain(id, depth) AS (
+                SELECT id, depth FROM {table} WHERE id = %s
+                UNION ALL
+                SELECT CASE WHEN {hop} THEN e.anchor ELSE e.parent_id END,
+                       CASE WHEN {hop} THEN ((chain.depth - 1) / {k}) * {k} ELSE chain.depth - 1 END
+                FROM {table} e JOIN chain ON e.id = chain.id
+                WHERE e.parent_id IS NOT NULL AND chain.depth > %s
+            )
+            SELECT {columns} FROM chain JOIN {table} e ON e.id = chain.id
+            WHERE chain.depth <= %s ORDER BY chain.depth
+        """
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [leaf.pk, last, last, start, last])
+            rows = [light_row(row) for row in cursor.fetchall()]
+        return rows
+
+    def at_depths(self, leaf: Light | Event, depths: Iterable[int]) -> dict[int, int]:
+        """The pks of the events at these depths of the branch ending at ``leaf``, by depth
+        (one ``on_branch`` query each, from the one found just below)."""
+        found: dict[int, int] = {}
+        current: Light | Event = leaf
+        for depth in sorted({d for d in depths if 0 <= d <= (leaf.depth or 0)}, reverse=True):
+            at = self.on_branch(current, depth, depth + 1)
+            if not at:
+                break
+            found[depth] = at[0].pk
+            current = at[0]
+        return found
+
     def path_to(self, leaf: Event) -> list[Light]:
         """The root-first path to ``leaf`` in one recursive query, O(depth): the rest
         of the conversation is never read, nor any payload."""
@@ -582,6 +683,10 @@ class Event(models.Model):
         related_name="children",
     )
     depth = models.PositiveIntegerField(null=True, blank=True)  # null: not a tree node
+    # Its ancestor at tree.anchor_depth(depth), by pk: a skip pointer for reading any part
+    # of a long branch (``on_branch``). A plain column (no foreign key): it is only followed,
+    # never looked up by, and goes with its conversation. Null: a root, or not known.
+    anchor = models.BigIntegerField(null=True, blank=True)
     kind = models.CharField(max_length=100)
     source = models.CharField(max_length=40, blank=True)
     timestamp = models.CharField(max_length=64, blank=True)  # verbatim

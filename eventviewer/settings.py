@@ -229,6 +229,9 @@ EVENTVIEWER_DIAGRAM_CACHE_SECONDS = envint("EVENTVIEWER_DIAGRAM_CACHE_SECONDS", 
 # Branches whose reading (and what pages derive from it) each process keeps: about 10 MB
 # for a 10,000-event branch; branches over 200,000 events are never kept.
 EVENTVIEWER_BRANCHES_KEPT = envint("EVENTVIEWER_BRANCHES_KEPT", "4")
+# A branch longer than this (in events) is never read whole by a page or the path API:
+# they read the part they show, and say which whole-branch figures they leave out.
+EVENTVIEWER_FULL_READ_MAX = envint("EVENTVIEWER_FULL_READ_MAX", "200000")
 
 LOGGING = {
     "version": 1,

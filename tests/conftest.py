@@ -212,11 +212,13 @@ def migrate():
     from django.db import connection
     from django.db.migrations.executor import MigrationExecutor
 
-    def to(target: tuple[str, str]):
+    def to(target: tuple[str, str] | None = None):
+        """To ``target``; with none, to today's schema."""
         executor = MigrationExecutor(connection)
         executor.loader.build_graph()
-        executor.migrate([target])
-        return executor.loader.project_state([target]).apps
+        targets = [target] if target else executor.loader.graph.leaf_nodes()
+        executor.migrate(targets)
+        return executor.loader.project_state(targets).apps
 
     yield to
     executor = MigrationExecutor(connection)

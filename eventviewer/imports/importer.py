@@ -48,7 +48,7 @@ from eventviewer.trajectory.events import Light
 from eventviewer.trajectory.pairing import pair, referenced_actions
 from eventviewer.trajectory.skeleton import Node
 from eventviewer.trajectory.subagents import match, task_call
-from eventviewer.trajectory.tree import Entry, Problem, Tree, TreeBuilder, TreeError
+from eventviewer.trajectory.tree import Entry, Problem, Tree, TreeBuilder, TreeError, anchor_from_parent
 
 ANALYZE_FROM = 1000  # events added by an import from which PostgreSQL's statistics are refreshed
 BATCH_SIZE = 250  # events per INSERT batch: small enough that parsing and writing overlap
@@ -59,7 +59,6 @@ MAX_PROBLEMS = 50
 # INSERT per batch cost more than parsing the events themselves. A row is the
 # conversation and the digest, then the event's Light as it is.
 COLUMNS = ("conversation_id", "digest", *LIGHT_COLUMNS)
-PLACED = Light._fields.index("pk")  # Light's fields from here on say where the event is stored
 
 
 class ImportFailed(Exception):
@@ -349,6 +348,7 @@ class _Writer:
         # position, so new events need no such map (100,000 entries on a big import).
         self.id_at: dict[int, str] = {}
         self.late: list[str] = []  # new events written before their parent was placed
+        self.anchor_of: dict[str, int] = {}  # each tree event's anchor (see tree.anchor_depth), for its children
         self.rows: list[tuple] = []
         self.payloads: list[tuple[int, bytes]] = []
         self.texts: list[tuple[int, int, str]] = []  # (pk, conversation pk, text) for the search index
@@ -374,6 +374,8 @@ class _Writer:
             self._remember(light, "(imported before)")
             self.digest_of[light.event_id] = digest
             self.id_at[light.seq] = light.event_id
+            if light.anchor is not None:
+                self.anchor_of[light.event_id] = light.anchor
 
     def _remember(self, light: Light, where: str, outcome: str = "") -> str | None:
         """The event's id (interned) once the tree builder placed it, or None when it
@@ -436,7 +438,7 @@ class _Writer:
 
     def _add(self, event_id: str, light: Light, event: Parsed) -> None:
         tree = self.builder.tree
-        parent_pk = depth = None
+        parent_pk = depth = anchor = None
         if event_id in tree.parent:  # a tree node, placed by the builder
             depth = tree.depth.get(event_id)
             parent = tree.parent[event_id]
@@ -444,6 +446,9 @@ class _Writer:
                 self.late.append(event_id)  # its parent comes later in the log (not SDK-made)
             elif parent is not None:
                 parent_pk = self.pk_of[parent]
+                anchor = anchor_from_parent(parent_pk, depth - 1, self.anchor_of.get(parent))
+                if anchor is not None:
+                    self.anchor_of[event_id] = anchor
         pk = self.pk_of[event_id]
         if self.new:  # a first import: the HEAD branch will be all new events
             # Only what pairing reads, the few kinds and tool names shared: a whole Light
@@ -455,7 +460,8 @@ class _Writer:
                 sys.intern(light.action_id),
                 light.executable,
             )
-        self.rows.append((self.conversation.pk, event.digest, *light[:PLACED], pk, light.seq, parent_pk, depth))
+        light = light._replace(pk=pk, parent_pk=parent_pk, depth=depth, anchor=anchor)
+        self.rows.append((self.conversation.pk, event.digest, *light))
         self.payloads.append((pk, event.packed))
         if event.text:
             self.texts.append((pk, self.conversation.pk, event.text))
@@ -520,11 +526,17 @@ class _Writer:
         return HeadBranch(head, len(path), pair(path, elsewhere))
 
     def place_late_events(self, tree: Tree) -> None:
-        """Give the rows written before their parent was placed their parent and depth."""
-        for event_id in self.late:
+        """Give the rows written before their parent was placed their parent, depth and anchor."""
+        for event_id in sorted(self.late, key=tree.depth.__getitem__):  # parents first
             parent = tree.parent[event_id]
+            depth = tree.depth[event_id]
+            anchor = None
+            if parent is not None:
+                anchor = anchor_from_parent(self.pk_of[parent], depth - 1, self.anchor_of.get(parent))
+                if anchor is not None:
+                    self.anchor_of[event_id] = anchor
             Event.objects.filter(pk=self.pk_of[event_id]).update(
-                parent_id=self.pk_of[parent] if parent is not None else None, depth=tree.depth[event_id]
+                parent_id=self.pk_of[parent] if parent is not None else None, depth=depth, anchor=anchor
             )
 
 

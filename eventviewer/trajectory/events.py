@@ -26,7 +26,7 @@ class Light(NamedTuple):
     """An event's light columns: everything eventviewer reads of it without its JSON.
 
     The one shape of an event row: ``describe`` makes it from the JSON, the importer
-    fills in where it is stored (the last four fields) and writes it, and reading a
+    fills in where it is stored (the last five fields) and writes it, and reading a
     branch gets it back (``Event.objects.path_to``). The database columns are these
     fields' names (``Event.LIGHT_COLUMNS``)."""
 
@@ -53,6 +53,7 @@ class Light(NamedTuple):
     seq: int = 0  # append position in the conversation's log
     parent_pk: int | None = None  # the resolved parent's pk
     depth: int | None = None  # None: not a tree node
+    anchor: int | None = None  # a skip pointer: its ancestor at ``tree.anchor_depth(depth)`` (None: a root, unset)
 
 
 def describe(data: Any, seq: int = 0) -> Light:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .events import Light
 from .kinds import ACTION, LLM_VISIBLE, role_of
@@ -117,3 +118,31 @@ def to_messages(events: Iterable[Light]) -> list[Message]:
             continue
         result.append(message)
     return result
+
+
+def sent(event: Light) -> bool:
+    """Whether the model is sent ``event`` (it has a role in its messages)."""
+    return role_of(event.kind, event.role) is not None
+
+
+class Stretched(NamedTuple):
+    """The messages that start in a stretch of a branch, and whether the last of them may
+    go on past what was read (its length is then not known)."""
+
+    messages: list[Message]
+    open_end: bool
+
+
+def messages_starting(
+    previous: Light | None, events: Sequence[Light], ahead: Sequence[Light], ended: bool
+) -> Stretched:
+    """``to_messages``'s messages that start among ``events`` (a stretch of a branch), read
+    without the rest of the branch. ``previous``: the last event before the stretch that the
+    model is sent (None: there is none), whose message may take in the stretch's first
+    events; ``ahead``: the events read after the stretch (``ended``: up to the leaf), into
+    which its last message may run."""
+    messages = to_messages([*([previous] if previous is not None else []), *events, *ahead])
+    inside = {e.event_id for e in events}
+    starting = [m for m in messages if m.event_ids[0] in inside]
+    open_end = bool(starting) and starting[-1] is messages[-1] and not ended
+    return Stretched(starting, open_end)

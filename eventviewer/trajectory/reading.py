@@ -20,6 +20,11 @@ class Reading:
     pairing: Pairing
     condensations: Mapping[str, Condensed] = field(default_factory=dict)  # what each Condensation on it says
 
+    @property
+    def partial(self) -> bool:
+        """Whether this is a stretch of the branch only (``PartReading``)."""
+        return False
+
     @cached_property
     def position(self) -> dict[str, int]:
         """Each event's index on the path, by id."""
@@ -60,3 +65,23 @@ def read(
     path: Sequence[Light], elsewhere: Container[str] = frozenset(), condensations: Mapping[str, Condensed] | None = None
 ) -> Reading:
     return Reading(path=path, turns=project(path), pairing=pair(path, elsewhere), condensations=condensations or {})
+
+
+@dataclass
+class PartReading(Reading):
+    """A stretch of a branch too long to read whole, paired exactly for its events (see
+    ``Conversation.pairing_of``). What the model was sent depends on the whole branch:
+    it is not known here, so nothing is marked forgotten or dropped and no context size
+    is given."""
+
+    @property
+    def partial(self) -> bool:
+        return True
+
+    @cached_property
+    def view(self) -> View:
+        return View([])
+
+    @cached_property
+    def context_sizes(self) -> dict[str, int]:
+        return {}

@@ -214,3 +214,34 @@ def _fill_depths(tree: Tree, where: Callable[[str], str], problems: list[Problem
             base = depth[current]
         for offset, event_id in enumerate(reversed(chain), start=1):
             depth[event_id] = cyclic if base == cyclic else base + offset
+
+
+# Skip pointers. Each event stores its ancestor at ``anchor_depth(depth)`` (its anchor), so
+# that the event at any depth of a branch is found from the leaf in (distance / spacing)
+# hops from anchor to anchor and fewer than ``ANCHOR_SPACING`` steps from parent to parent,
+# without reading the branch: a page of a branch a million events deep in a few thousand steps.
+ANCHOR_SPACING = 1024
+
+
+def anchor_depth(depth: int) -> int | None:
+    """The depth of an event's anchor: the largest multiple of ANCHOR_SPACING below its
+    own depth (None for a root, which has none)."""
+    return None if depth <= 0 else (depth - 1) // ANCHOR_SPACING * ANCHOR_SPACING
+
+
+def anchor_from_parent(parent: int, parent_depth: int, parent_anchor: int | None) -> int | None:
+    """An event's anchor from its parent's: the parent itself when it sits at a multiple of
+    ANCHOR_SPACING, else the parent's own anchor (the same depth). None when the parent's is
+    unknown (stored before anchors were): readers then walk parents instead."""
+    return parent if parent_depth % ANCHOR_SPACING == 0 else parent_anchor
+
+
+def anchors(nodes: Iterable[tuple[int, int | None, int]]) -> dict[int, int | None]:
+    """Each node's anchor, for (key, parent key, depth) triples of a tree (parents need not
+    come first). Used to fill in the anchors of events stored before there were any."""
+    ordered = sorted(nodes, key=lambda n: n[2])
+    depth_of = {key: depth for key, _, depth in ordered}
+    found: dict[int, int | None] = {}
+    for key, parent, _ in ordered:
+        found[key] = None if parent is None else anchor_from_parent(parent, depth_of[parent], found.get(parent))
+    return found

@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from .events import Light
 from .failures import MISMATCHED, PENDING, PROBLEMS, Failures
 from .pairing import Mismatch
-from .projection import Turn
+from .projection import Turn, project
 from .reading import Reading
 
 PROBLEM_REACH = 100  # problems listed on each side of the window
@@ -66,7 +67,7 @@ def window(turns: Sequence[Turn], size: int, at: str = "", before: str = "", aft
 
 
 def problems_near(
-    reading: Reading, span: Span, reach: int = PROBLEM_REACH, found: Failures | None = None, only: str = ""
+    reading: Reading, span: Span | PartSpan, reach: int = PROBLEM_REACH, found: Failures | None = None, only: str = ""
 ) -> list[PlacedProblem]:
     """The problems (or, given ``found``, the problems and failures; given ``only``, those
     of that kind) in the window and up to ``reach`` on each side, in path order. The
@@ -93,3 +94,101 @@ def problems_near(
     return [
         PlacedProblem(eid, reading.pairing.mismatched.get(eid), w, flagged[eid]) for eid, w in placed if eid in keep
     ]
+
+
+# A branch too long to read whole (EVENTVIEWER_FULL_READ_MAX) is shown from a stretch of it
+# read around the window: the events at some depths, root first.
+EVENTS_READ = 2000  # events read for a window of such a branch
+
+
+class Stretch(NamedTuple):
+    """The depths of a branch to read: ``start`` to ``stop - 1``."""
+
+    start: int
+    stop: int
+
+
+def stretch_for(leaf_depth: int, anchor_depth: int | None = None, mode: str = "", reach: int = EVENTS_READ) -> Stretch:
+    """What to read for the newest turns (no ``mode``), or those ``before``, ``after`` or
+    ``at`` the event at ``anchor_depth``: that event too, and a quarter of ``reach`` on its
+    other side, so that a batch of calls it sits in (the model does not see every event)
+    is read whole."""
+    end = leaf_depth + 1
+    if not mode or anchor_depth is None:
+        return Stretch(max(0, end - reach), end)
+    context = reach // 4
+    if mode == "before":
+        return Stretch(max(0, anchor_depth - reach), min(end, anchor_depth + context))
+    if mode == "after":
+        return Stretch(max(0, anchor_depth - context), min(end, anchor_depth + reach))
+    return Stretch(max(0, anchor_depth - reach // 2), min(end, anchor_depth + reach // 2 + 1))
+
+
+class PartSpan(NamedTuple):
+    """The window over a stretch of a long branch: which of the stretch's turns it shows,
+    and how many of the branch's events come before and after them (its turns are not
+    counted)."""
+
+    start: int  # first turn shown, of the stretch's
+    end: int  # one past the last
+    total: int  # turns of the stretch
+    earlier: int  # events on the branch before the first one shown
+    later: int  # events on the branch after the last one shown
+
+    @property
+    def has_earlier(self) -> bool:
+        return self.earlier > 0
+
+    @property
+    def has_later(self) -> bool:
+        return self.later > 0
+
+    @property
+    def later_count(self) -> int:
+        return self.later
+
+
+def _unsure(turn: Turn) -> bool:
+    """A batch (or an event the model does not see, which a batch may reach past) at a cut
+    end of a stretch may belong with events that were not read."""
+    return turn.is_batch or not turn.visible
+
+
+def part_window(
+    events: Sequence[Light], leaf_depth: int, size: int, at: str = "", before: str = "", after: str = ""
+) -> tuple[list[Turn], PartSpan]:
+    """The turns of a stretch of a branch (``events``, consecutive depths, root first,
+    holding the anchor event when there is one) and the window over them, like ``window``.
+    Turns at a cut end that may reach past it are left out unless they hold the anchor;
+    raises NotOnBranch when the anchor is not among ``events``."""
+    turns = project(events)
+    anchor = at or before or after
+    lo, hi = 0, len(turns)
+    if events and (events[0].depth or 0) > 0:
+        while lo < hi and _unsure(turns[lo]) and anchor not in turns[lo].event_ids:
+            lo += 1
+    if events and (events[-1].depth or 0) < leaf_depth:
+        while hi > lo and _unsure(turns[hi - 1]) and anchor not in turns[hi - 1].event_ids:
+            hi -= 1
+    if lo == hi:  # nothing whole in it (one batch longer than the stretch): show what was read
+        lo, hi = 0, len(turns)
+    turns = turns[lo:hi]
+    total = len(turns)
+    if not anchor:
+        start, end = max(0, total - size), total
+    else:
+        index = next((i for i, t in enumerate(turns) if anchor in t.event_ids), None)
+        if index is None:
+            raise NotOnBranch(anchor)
+        if before:
+            start, end = max(0, index - size), index
+        elif after:
+            start, end = index + 1, min(total, index + 1 + size)
+        else:
+            start = max(0, min(index - size // 3, total - size))
+            end = min(total, start + size)
+    shown = [e.depth or 0 for t in turns[start:end] for e in t.events]
+    if not shown:  # nothing before (or after) the anchor
+        edge = next(e.depth or 0 for e in events if e.event_id == anchor)
+        return turns, PartSpan(start, end, total, edge if after else 0, leaf_depth - edge if before else 0)
+    return turns, PartSpan(start, end, total, min(shown), leaf_depth - max(shown))

@@ -3,7 +3,7 @@ filtered, sorted and paged by its own query parameters."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.core.paginator import Paginator
@@ -11,7 +11,9 @@ from django.http import HttpRequest
 
 from eventviewer.forms import BranchListForm
 from eventviewer.lookups import checked
+from eventviewer.models import Event
 from eventviewer.scope import Scope
+from eventviewer.trajectory.pairing import LeafProblems
 from eventviewer.trajectory.reading import Reading
 from eventviewer.trajectory.skeleton import Branch, describe_branches
 
@@ -36,9 +38,18 @@ BRANCH_SORTS: dict[str, Callable[[Branch], Any]] = {
 }
 
 
-def branch_list(request: HttpRequest, scope: Scope, reading: Reading | None) -> dict[str, Any]:
+def branch_list(
+    request: HttpRequest,
+    scope: Scope,
+    reading: Reading | None,
+    leaf: Event | None = None,
+    selected: Callable[[], list[str]] | None = None,
+    problems: Mapping[str, LeafProblems] | None = None,
+) -> dict[str, Any]:
     """The branch list's context: every branch described against the selected one, filtered
-    (``bq``), sorted (``bsort``, ``bdir``) and paged (``bpage``), with the links that change it."""
+    (``bq``), sorted (``bsort``, ``bdir``) and paged (``bpage``), with the links that change it.
+    A branch too long to read whole gives its ``leaf``, its kept events (``selected``) and
+    the ``problems`` counted without walking the tree instead of a reading."""
     form = checked(BranchListForm(request.GET))
     data = form.cleaned_data
     q, sort = data["bq"].strip(), data["bsort"] or "recent"
@@ -46,14 +57,18 @@ def branch_list(request: HttpRequest, scope: Scope, reading: Reading | None) -> 
     direction = data["bdir"] or natural[sort]
     conversation = scope.conversation
     # Described once per branch (see branch_memo), then filtered and sorted per request.
+    if reading:
+        leaf_pk, leaf_id = reading.path[-1].pk, reading.path[-1].event_id
+    else:
+        leaf_pk, leaf_id = (leaf.pk, leaf.event_id) if leaf else (0, "")
     branches = list(
         conversation.branch_memo(
-            reading.path[-1].pk if reading else 0,
+            leaf_pk,
             "branches",
             lambda: describe_branches(
                 conversation.skeleton,
-                [e.event_id for e in reading.path] if reading else [],
-                conversation.leaf_problems(),
+                [e.event_id for e in reading.path] if reading else selected() if selected else [],
+                conversation.leaf_problems() if problems is None else problems,
             ),
         )
     )
@@ -67,8 +82,7 @@ def branch_list(request: HttpRequest, scope: Scope, reading: Reading | None) -> 
         ]
     branches.sort(key=lambda b: (BRANCH_SORTS[sort](b), b.seq), reverse=direction == "desc")
     page = Paginator(branches, BRANCHES_LISTED).get_page(data["bpage"] or 1)
-    leaf = reading.path[-1].event_id if reading else ""
-    keep = {"leaf": leaf, "bq": q, "bsort": data["bsort"], "bdir": data["bdir"]}
+    keep = {"leaf": leaf_id, "bq": q, "bsort": data["bsort"], "bdir": data["bdir"]}
     columns = []
     for key, label, first_direction in BRANCH_COLUMNS:
         next_direction = {"asc": "desc", "desc": "asc"}[direction] if key == sort else first_direction

@@ -22,13 +22,14 @@ from django.views.decorators.vary import vary_on_headers
 from eventviewer import search, tasks
 from eventviewer.forms import ConversationListForm, EventForm, HeadForm, PathForm, ShareForm
 from eventviewer.lookups import checked, get_conversation, get_event, get_leaf, valid
-from eventviewer.models import Conversation, ConversationState, Event, Run, unpack
+from eventviewer.models import Conversation, ConversationState, Event, Run, read_whole, unpack
 from eventviewer.scope import Scope
 from eventviewer.trajectory import diagram
 from eventviewer.trajectory.failures import failures
 from eventviewer.trajectory.reading import Reading
 from eventviewer.trajectory.timeline import timeline_svg
 from eventviewer.trajectory.window import NotOnBranch, Span, problems_near, window
+from eventviewer.views import deep
 from eventviewer.views import turns as branch_turns
 from eventviewer.views.branches import branch_list
 from eventviewer.views.columns import sortable
@@ -58,8 +59,8 @@ def cached_diagram(scope: Scope, leaf: Event | None, reading: Reading | None = N
     key = f"diagram:{conversation.pk}:{conversation.updated_at.timestamp()}:{leaf.pk if leaf else 0}:{scope.base}"
     svg = cache.get(key)
     if svg is None:
-        if reading is None and leaf is not None:
-            reading = conversation.read_path(leaf)
+        if reading is None and leaf is not None and read_whole(leaf):
+            reading = conversation.read_path(leaf)  # (a longer branch is drawn unselected: see views.deep)
         path = reading.path if reading else []
         problems = {}
         if reading:
@@ -97,6 +98,8 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
     """A branch of the conversation, for its owner's pages and for a share link."""
     conversation = scope.conversation
     leaf = get_leaf(conversation, params["leaf"])
+    if leaf is not None and not read_whole(leaf):
+        return _long_branch_page(request, scope, params, leaf)
     reading = conversation.read_path(leaf) if leaf else None
     context = {
         "conversation": conversation,
@@ -154,6 +157,34 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
         context["share_links"] = conversation.share_links.all()[:SHARE_LINKS_LISTED]
         context["share_form"] = ShareForm(initial={"leaf": leaf.event_id if leaf else "", "focus": params["at"]})
     if request.htmx and not request.htmx.history_restore_request:
+        return render(request, "conversations/detail.html#workspace", context)
+    return render(request, "conversations/detail.html", context)
+
+
+def _long_branch_page(request: HttpRequest, scope: Scope, params: dict, leaf: Event) -> HttpResponse:
+    """A branch too long to read whole: a window read from a stretch of it (views.deep)."""
+    conversation = scope.conversation
+    context = {
+        "conversation": conversation,
+        "scope": scope,
+        "leaf": leaf,
+        "is_head": leaf.pk == conversation.head_id,
+        "can_share": not scope.read_only and request.user.is_authenticated,
+    }
+    partial = request.htmx and not request.htmx.history_restore_request
+    if partial and request.htmx.target == "branch-list":
+        context.update(deep.branch_list(request, scope, leaf))
+        return render(request, "conversations/detail.html#branch-list", context)
+    context.update(deep.page_context(request, scope, leaf, params))
+    if partial and (params["before"] or params["after"]):
+        return render(request, f"conversations/detail.html#{'earlier' if params['before'] else 'later'}", context)
+    context["diagram"] = cached_diagram(scope, leaf)
+    context["legend"] = diagram.LEGEND
+    context.update(deep.branch_list(request, scope, leaf))
+    if context["can_share"]:
+        context["share_links"] = conversation.share_links.all()[:SHARE_LINKS_LISTED]
+        context["share_form"] = ShareForm(initial={"leaf": leaf.event_id, "focus": params["at"]})
+    if partial:
         return render(request, "conversations/detail.html#workspace", context)
     return render(request, "conversations/detail.html", context)
 

@@ -11,7 +11,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from eventviewer.forms import EventForm
 from eventviewer.lookups import GONE, get_conversation, get_event, get_leaf, valid
-from eventviewer.models import Conversation, Event, EventPayload, unpack
+from eventviewer.models import Conversation, Event, EventPayload, read_whole, unpack
 from eventviewer.scope import Scope
 from eventviewer.trajectory.kinds import card_for
 from eventviewer.trajectory.skeleton import latest_leaf_below
@@ -80,8 +80,12 @@ def _branch_through(conversation: Conversation, event: Event) -> str:
     if head is not None and head.pk == event.pk:
         return head.event_id
     if head is not None and head.depth is not None and event.depth <= head.depth:
-        if Event.objects.ancestors(head, event.depth).get(event.depth) == event.pk:
+        if Event.objects.at_depths(head, [event.depth]).get(event.depth) == event.pk:
             return head.event_id
+    if not read_whole(event):  # a long branch: its kept event below, found without reading it
+        kept = conversation.kept_below(event)
+        nodes = {node["id"]: node for node in conversation.skeleton.get("nodes", [])}
+        return nodes[kept]["latest_leaf"] if kept is not None else event.event_id
     path_ids = [e.event_id for e in Event.objects.path_to(event)]
     return latest_leaf_below(conversation.skeleton, path_ids) or event.event_id
 

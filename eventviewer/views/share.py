@@ -31,9 +31,12 @@ def share_create(request: HttpRequest, conversation_id: str) -> HttpResponse:
     if leaf_event is None or not leaf_event.is_tree_node:
         raise BadRequest("Pick a branch to share: this conversation has no HEAD.")
     leaf, focus = leaf_event.event_id, form.cleaned_data["focus"]
-    if focus and focus not in {e.event_id for e in Event.objects.path_to(leaf_event)}:
-        get_event(conversation, focus)  # 404 for an event that does not exist at all
-        raise BadRequest(f"Event {focus!r} is not on the shared branch; focus on one of its events.")
+    if focus:
+        focused = get_event(conversation, focus)  # 404 for an event that does not exist at all
+        depth = focused.depth
+        # Asked of the leaf's ancestor at that depth (by anchors), not of the whole branch.
+        if depth is None or Event.objects.at_depths(leaf_event, [depth]).get(depth) != focused.pk:
+            raise BadRequest(f"Event {focus!r} is not on the shared branch; focus on one of its events.")
     share = ShareLink.objects.create(
         conversation=conversation,
         leaf_event_id=leaf,

@@ -112,6 +112,7 @@ def test_an_action_is_read_whole():
         "seq": 0,
         "parent_pk": None,
         "depth": None,
+        "anchor": None,
     }
 
 
