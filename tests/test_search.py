@@ -185,3 +185,55 @@ def test_conversations_imported_before_are_indexed_by_the_migration(client, open
     migrate()  # the views read today's columns
     body = client.get(f"/api/conversations/{'e' * 32}/search/", {"q": "AssertionError"}).json()
     assert [r["event_id"] for r in body["results"]] == ["o1"]
+
+
+WORDY = [
+    "FAILED test_parser.py::test_quotes - AssertionError",
+    "École STRASSE straße Ärger 3.5 v1.2 src/app.py CamelCase x_y",
+    "a b a b a " * 200,  # more positions for a word than PostgreSQL keeps
+    "short " + "z" * 3000 + " long",  # a word PostgreSQL does not index
+    "",
+    "--- ***",
+]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's index")
+@pytest.mark.parametrize("text", WORDY)
+def test_the_import_splits_words_as_postgresql_did(text):
+    """The words the import makes for PostgreSQL's index (``tsvector``) are the ones
+    PostgreSQL made itself before migration 0010, positions included."""
+    from eventviewer.trajectory.search import tsvector
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT to_tsvector('simple', regexp_replace(%s, '[^[:alnum:]]+', ' ', 'g'))::text = %s::tsvector::text",
+            [text, tsvector(text)],
+        )
+        assert cursor.fetchone()[0]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's index")
+@pytest.mark.django_db(transaction=True)
+def test_the_index_words_migration_keeps_what_was_indexed_both_ways(client, open_site, folder, migrate):
+    def generated() -> bool:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT attgenerated FROM pg_attribute WHERE attrelid = %s::regclass AND attname = 'tsv'", [TABLE]
+            )
+            return cursor.fetchone()[0] == "s"
+
+    def found(conversation_id: str, q: str) -> list[str]:
+        answer = client.get(f"/api/conversations/{conversation_id}/search/", {"q": q}).json()
+        return [r["event_id"] for r in answer["results"]]
+
+    import_paths([(folder(events(), {"leaf_event_id": "e1"}, conversation_id="ab" * 16), "test")])
+    assert not generated()
+    migrate(("eventviewer", "0009_anchors"))  # back: PostgreSQL makes the words again, from the text
+    assert generated()
+    migrate()
+    assert not generated()
+    assert found("ab" * 16, '"flaky parser"') == ["m1"]
+    import_paths([(folder([message("n1", None, "another flaky run")], conversation_id="cd" * 16), "test")])
+    assert found("cd" * 16, "flaky") == ["n1"]
+    listed = client.get("/", {"q": "flaky"}).content.decode()
+    assert "Please fix the flaky parser tests" in listed and "another flaky run" in listed

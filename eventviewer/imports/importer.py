@@ -351,7 +351,7 @@ class _Writer:
         self.anchor_of: dict[str, int] = {}  # each tree event's anchor (see tree.anchor_depth), for its children
         self.rows: list[tuple] = []
         self.payloads: list[tuple[int, bytes]] = []
-        self.texts: list[tuple[int, int, str]] = []  # (pk, conversation pk, text) for the search index
+        self.texts: list[tuple[int, int, str, str]] = []  # (pk, conversation pk, text, words): search.insert
         self.ids: Iterator[int] = iter(())
         self.reserved = 0  # the highest primary key handed out so far
         self.outcome_of: dict[str, str] = {}  # how a branch ending at each event ends
@@ -464,7 +464,7 @@ class _Writer:
         self.rows.append((self.conversation.pk, event.digest, *light))
         self.payloads.append((pk, event.packed))
         if event.text:
-            self.texts.append((pk, self.conversation.pk, event.text))
+            self.texts.append((pk, self.conversation.pk, event.text, event.terms))
         self.added += 1
         if len(self.rows) >= BATCH_SIZE:
             self._flush()
@@ -540,7 +540,9 @@ class _Writer:
             )
 
 
-def _insert(db: Any, rows: list[tuple], payloads: list[tuple[int, bytes]], texts: list[tuple[int, int, str]]) -> None:
+def _insert(
+    db: Any, rows: list[tuple], payloads: list[tuple[int, bytes]], texts: list[tuple[int, int, str, str]]
+) -> None:
     with db.cursor() as cursor:
         if db.vendor == "postgresql":
             # COPY streams the batch in one statement; an INSERT per row would make

@@ -26,13 +26,14 @@ from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO, NamedTuple, Protocol
 
 from django.conf import settings
+from django.db import connection
 
 from eventviewer.imports.jsontext import READ_CHUNK, ArrayItems, BadItem, NotAnArray, parse_json
 from eventviewer.models import pack
 from eventviewer.trajectory import kinds, runs
 from eventviewer.trajectory.events import Light, describe, title_of
 from eventviewer.trajectory.ids import normalize_conversation_id
-from eventviewer.trajectory.search import event_text
+from eventviewer.trajectory.search import event_text, tsvector
 from eventviewer.trajectory.v0 import is_v0_event
 
 SEARCH_DEPTH = 4  # how deep below PATH to look for conversation folders
@@ -71,9 +72,11 @@ class Parsed(NamedTuple):
     status: str = ""  # a state update's execution_status
     text: str = ""  # what the search index holds of it (trajectory.search.event_text)
     outcome: str = ""  # how a branch ending at it ends (kinds.outcome)
+    terms: str = ""  # its text's words as a PostgreSQL tsvector (trajectory.search.tsvector), for PostgreSQL
 
 
-def parse(event: RawEvent) -> Parsed:
+def parse(event: RawEvent, terms: bool = False) -> Parsed:
+    """The event read and checked; ``terms``: with its words for PostgreSQL's index."""
     data = event.data
     if event.error:
         return Parsed(event.seq, event.where, None, _named(data) + event.error, b"", "")
@@ -89,7 +92,25 @@ def parse(event: RawEvent) -> Parsed:
     elif light.kind == kinds.STATE_UPDATE and data.get("key") == "execution_status":
         status = str(data.get("value") or "").replace("\x00", "")[:40]
     text = event_text(data)
-    return Parsed(event.seq, event.where, light, "", pack(event.raw), digest, title, status, text, kinds.outcome(light))
+    return Parsed(
+        event.seq,
+        event.where,
+        light,
+        "",
+        pack(event.raw),
+        digest,
+        title,
+        status,
+        text,
+        kinds.outcome(light),
+        tsvector(text) if terms and text else "",
+    )
+
+
+def index_terms() -> bool:
+    """Whether parsing makes each event's index words: PostgreSQL's index takes them
+    ready-made (SQLite's FTS5 splits the text itself)."""
+    return connection.vendor == "postgresql"
 
 
 def _named(data: Any) -> str:
@@ -135,7 +156,8 @@ class ConversationSource:
         """Every event, read and checked, in append order."""
         if self._parsed is not None:
             return self._parsed()
-        return (parse(event) for event in self.events())
+        terms = index_terms()
+        return (parse(event, terms) for event in self.events())
 
 
 class Files(Protocol):
@@ -472,11 +494,11 @@ def _read_event(files: Files, item: tuple[int, str], cap: int, events_where: str
     return RawEvent(seq, where, data, raw, error)
 
 
-def _parse_chunk(root: str, chunk: list[tuple[int, str]], cap: int, events_where: str) -> list[tuple]:
+def _parse_chunk(root: str, chunk: list[tuple[int, str]], cap: int, events_where: str, terms: bool) -> list[tuple]:
     """A worker's share: Parsed events as plain tuples, which cross processes several
     times faster than named tuples."""
     files = DirectoryFiles(Path(root))
-    parsed = (parse(_read_event(files, item, cap, events_where)) for item in chunk)
+    parsed = (parse(_read_event(files, item, cap, events_where), terms) for item in chunk)
     return [(*p[:2], p.light and tuple(p.light), *p[3:]) for p in parsed]
 
 
@@ -513,10 +535,11 @@ def _parse_in_workers(root: str, items: list[tuple[int, str]], cap: int, events_
         initargs=(os.getpid(),),
     )
     pending: deque = deque()
+    terms = index_terms()
     try:
         for start in range(0, len(items), CHUNK):
             chunk = items[start : start + CHUNK]
-            pending.append(pool.submit(_parse_chunk, root, chunk, cap, events_where))
+            pending.append(pool.submit(_parse_chunk, root, chunk, cap, events_where, terms))
             if len(pending) > 2 * workers:
                 yield from map(_unplain, pending.popleft().result())
         while pending:

@@ -19,7 +19,14 @@ from django.db.models import Count, Max
 from django.utils import timezone
 
 from eventviewer.imports.importer import Imported, ImportFailed, import_sources
-from eventviewer.imports.sources import ConversationSource, Parsed, SourceError, find_conversations, parse
+from eventviewer.imports.sources import (
+    ConversationSource,
+    Parsed,
+    SourceError,
+    find_conversations,
+    index_terms,
+    parse,
+)
 from eventviewer.models import Conversation
 
 EVERY = 1.0  # seconds between looks: a new event file is stored within two
@@ -75,7 +82,8 @@ class FolderWatch:
         source.start = _stored_prefix(source.conversation_id, source.expected or 0)
         held: list[Parsed] = []
         in_workers = source._parsed if source.start == 0 else None  # a first import of a big folder
-        whole = in_workers or (lambda: (parse(e) for e in source.events()))
+        terms = index_terms()
+        whole = in_workers or (lambda: (parse(e, terms) for e in source.events()))
         source._parsed = lambda: _until_half_written(whole(), held)
         try:
             (imported,) = import_sources([source])

@@ -38,7 +38,7 @@ def fill(apps, connection):
             if pk in packed:
                 text = event_text(orjson.loads(lz4.block.decompress(packed[pk])))
                 if text:
-                    texts.append((pk, conversation, text))
+                    texts.append((pk, conversation, text, ""))  # "": PostgreSQL's words made by insert
         with connection.cursor() as cursor:
             search.insert(connection, cursor.cursor, texts)
     Conversation = apps.get_model("eventviewer", "Conversation")

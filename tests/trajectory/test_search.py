@@ -107,3 +107,18 @@ def test_a_result_opens_head_s_branch_or_the_newest_leaf_below_it():
 
 def test_without_positions_a_phrase_asks_for_its_words():
     assert parse_query('"exit code" pyt*').tsquery(phrases=False) == "('exit' & 'code') & 'pyt':*"
+
+
+def test_tsvector_lists_each_word_once_with_its_positions_as_queries_split_words():
+    from eventviewer.trajectory.search import tsvector
+
+    assert tsvector("Error: a_b a-B, É 3.5") == "'error':1 'a':2,4 'b':3,5 'é':6 '3':7 '5':8"
+    assert tsvector("") == tsvector("--- ***") == ""
+
+
+def test_tsvector_keeps_what_postgresql_keeps():
+    from eventviewer.trajectory.search import MAX_POSITIONS, tsvector
+
+    # A word over 2047 bytes is dropped without taking a position; a word keeps 255 positions.
+    assert tsvector("short " + "é" * 1024 + " long") == "'short':1 'long':2"
+    assert tsvector("x " * 300) == "'x':" + ",".join(str(n) for n in range(1, MAX_POSITIONS + 1))
