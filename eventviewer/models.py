@@ -470,13 +470,27 @@ class Conversation(models.Model):
         Raises Http404 when one is gone (the conversation deleted meanwhile)."""
         memo: dict[int, Card] = self.__dict__.setdefault("_cards", {})
         wanted = [pk for pk in set(pks) if pk not in memo]
+        key = (self.pk, self.updated_at)
+        with _CARD_LOCK:
+            for pk in wanted:
+                card = _CARDS.get((*key, pk))
+                if card is not None:
+                    memo[pk] = card
+                    _CARDS.move_to_end((*key, pk))
+        wanted = [pk for pk in wanted if pk not in memo]
+        built: dict[int, Card] = {}
         for start in range(0, len(wanted), PAYLOAD_CHUNK):
             chunk = EventPayload.objects.filter(pk__in=wanted[start : start + PAYLOAD_CHUNK])
-            memo.update(
+            built.update(
                 (pk, kinds.card_for(orjson.loads(unpack(packed)))) for pk, packed in chunk.values_list("pk", "packed")
             )
-        if any(pk not in memo for pk in wanted):
+        if len(built) < len(wanted):
             raise Http404("This conversation is being deleted.")
+        memo.update(built)
+        with _CARD_LOCK:
+            _CARDS.update(((*key, pk), card) for pk, card in built.items())
+            while len(_CARDS) > CARDS_KEPT:
+                _CARDS.popitem(last=False)
         return memo
 
     def payloads(self, pks: Iterable[int]) -> dict[int, Any]:
@@ -542,6 +556,13 @@ class Conversation(models.Model):
 
 _BRANCHES: OrderedDict[tuple, dict[str, Any]] = OrderedDict()
 _BRANCH_LOCK = threading.Lock()
+# The cards of the events shown lately: an event's card comes from its JSON alone, which
+# never changes once imported, so a page of a branch already shown builds none again. By
+# conversation, its updated_at and the event's pk (SQLite hands a deleted conversation's
+# event pks out again), kept per process, the oldest dropped first.
+_CARDS: OrderedDict[tuple, Card] = OrderedDict()
+_CARD_LOCK = threading.Lock()
+CARDS_KEPT = 2000
 
 
 def _cached(key: str, compute: Callable[[], Any]) -> Any:

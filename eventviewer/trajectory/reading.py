@@ -31,6 +31,12 @@ class Reading:
         return {e.event_id: i for i, e in enumerate(self.path)}
 
     @cached_property
+    def turn_of(self) -> dict[str, int]:
+        """Each event's turn (its index in ``turns``), by id: kept with the reading, so a
+        page asks it instead of going through every turn of the branch."""
+        return {eid: i for i, turn in enumerate(self.turns) for eid in turn.event_ids}
+
+    @cached_property
     def summary_of(self) -> dict[str, Light]:
         """The condensation that wrote each summary (``<condensation id>-summary``) on the path."""
         return {e.event_id + SUMMARY_SUFFIX: e for e in self.path if e.kind == CONDENSATION}

@@ -77,8 +77,7 @@ def problems_near(
             {eid: MISMATCHED if eid in reading.pairing.mismatched else PENDING for eid in reading.problem_ids}, {}
         )
     flagged = {eid: code for eid, code in found.kinds.items() if not only or code == only}
-    wanted = {found.beside.get(eid, eid) for eid in flagged}
-    turn_of = {eid: i for i, turn in enumerate(reading.turns) for eid in turn.event_ids if eid in wanted}
+    turn_of = reading.turn_of
 
     def where(eid: str) -> str:
         turn = turn_of.get(found.beside.get(eid, eid), span.start)
