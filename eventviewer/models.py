@@ -178,13 +178,17 @@ class Conversation(models.Model):
         return [(relation, i, here.get(i)) for relation, i in ids if i]
 
     def refresh_figures(
-        self, nodes: list[Node] | None = None, head_branch: HeadBranch | None = None, event_count: int | None = None
+        self,
+        nodes: list[Node] | None = None,
+        head_branch: HeadBranch | None = None,
+        event_count: int | None = None,
+        failure_count: int | None = None,
     ) -> None:
         """Recompute the skeleton and the list's figures.
 
         Called after every import (which passes what it already holds: the tree as
-        ``nodes``, the number of events, and the HEAD branch when all of it is new) and
-        HEAD change (which reads the light columns of every event, and the branch).
+        ``nodes``, the number of events and of failures, and the HEAD branch when all of
+        it is new) and HEAD change (which reads the light columns of every event, and the branch).
         """
         if nodes is None:
             nodes = self._tree_nodes()
@@ -204,7 +208,9 @@ class Conversation(models.Model):
         self.head_path_length = head_branch.length if head_branch else 0
         self.pending_count = len(head_branch.pairing.pending) if head_branch else 0
         self.mismatch_count = len(head_branch.pairing.mismatched) if head_branch else 0
-        self.failure_count = self.events.exclude(failure="").count()
+        if failure_count is None:
+            failure_count = self.events.exclude(failure="").count()
+        self.failure_count = failure_count
         self.updated_at = timezone.now()
         self.save()
 

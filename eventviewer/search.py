@@ -11,7 +11,7 @@ model, nor is a tsvector column.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
 from typing import Any
 
 from django.core.exceptions import BadRequest
@@ -87,12 +87,8 @@ POSTGRESQL_SCHEMA = [
     *_deleted_with(WORDS, "conversation_id", "eventviewer_conversation", "conversationwords"),
 ]
 CHUNK_CHARS = 200_000  # a tsvector must stay under 1 MB while it is built
-# A run's words: the lexemes of its events' rows, without positions or the conversation's.
-RUN_WORDS = f"""INSERT INTO {WORDS} (conversation_id, tsv)
-    SELECT %s, array_to_tsvector(array_agg(DISTINCT w.lexeme))
-    FROM {TABLE} t, unnest(t.tsv) w
-    WHERE t.event_id = ANY(%s) AND left(w.lexeme, 1) <> '_'
-    HAVING count(*) > 0"""
+RUN_WORDS = f"INSERT INTO {WORDS} (conversation_id, tsv) VALUES (%s, %s::tsvector)"
+_LEXEME = re.compile(r"'([^']*)'")  # a word of a tsvector literal (``tsvector``: nothing quoted inside)
 UNDO = {
     "sqlite": ["DROP TRIGGER eventtext_delete", f"DROP TABLE {TABLE}"],
     "postgresql": [
@@ -116,18 +112,58 @@ def schema(vendor: str) -> list[str]:
     return POSTGRESQL_SCHEMA if vendor == "postgresql" else SQLITE_SCHEMA
 
 
-def insert(db: Any, cursor: Any, rows: list[tuple[int, int, str, str]]) -> None:
+class Runs:
+    """The runs of consecutive events whose words PostgreSQL keeps together for the list's
+    search (``WORDS``): one conversation's, up to CHUNK_CHARS of text each, their words
+    gathered here from the events' (the database would read every event's row back to
+    unnest them). An import passes one for all its batches, so that a run spans them."""
+
+    def __init__(self) -> None:
+        self.conversation: int | None = None
+        self.words: set[str] = set()
+        self.size = 0
+        self.full: list[tuple[int | None, str]] = []  # runs to store: (conversation pk, tsvector)
+
+    def add(self, conversation: int, text: str, terms: str) -> None:
+        """Take one event's text and its ``tsvector``."""
+        if self.size and (conversation != self.conversation or self.size + len(text) > CHUNK_CHARS):
+            self.end()
+        self.conversation = conversation
+        self.words.update(_LEXEME.findall(terms))
+        self.size += len(text) + 1
+
+    def end(self) -> None:
+        """End the run so far (a run without words has no row)."""
+        if self.words:
+            self.full.append((self.conversation, " ".join([f"'{word}'" for word in self.words])))
+        self.words, self.size = set(), 0
+
+    def store(self, cursor: Any) -> None:
+        """Store the runs that ended (not during a COPY: the connection is busy with it)."""
+        for run in self.full:
+            cursor.execute(RUN_WORDS, run)
+        self.full = []
+
+
+def insert(db: Any, cursor: Any, rows: list[tuple[int, int, str, str]], runs: Runs | None = None) -> None:
     """Index (event pk, conversation pk, text, words) rows, on the import's raw cursor.
     ``words``: the text's as PostgreSQL's index holds them (``tsvector``), made by the
-    parser worker; "" to make them here (and on SQLite, whose FTS5 splits the text)."""
+    parser worker; "" to make them here (and on SQLite, whose FTS5 splits the text).
+    ``runs``: where an import that inserts in batches gathers its runs (it stores the
+    last one); without it, the runs of these rows are stored now."""
     if not rows:
         return
     if db.vendor == "postgresql":
+        whole = runs is None
+        runs = Runs() if runs is None else runs
         with cursor.copy(f"COPY {TABLE} (event_id, conversation_id, body, tsv) FROM STDIN") as copy:
             for pk, conversation, body, terms in rows:
-                copy.write_row((pk, conversation, body, f"{terms or tsvector(body)} '_c{conversation}'"))
-        for conversation, pks in _runs(rows):
-            cursor.execute(RUN_WORDS, [conversation, pks])
+                terms = terms or tsvector(body)
+                copy.write_row((pk, conversation, body, f"{terms} '_c{conversation}'"))
+                runs.add(conversation, body, terms)
+        if whole:
+            runs.end()
+        runs.store(cursor)
         return
     per = max(1, (db.features.max_query_params or 999) // 3)
     for start in range(0, len(rows), per):
@@ -173,20 +209,6 @@ def hits(conversation_pk: int, query: Query, kind: str = "", tool: str = "", fai
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return [row[0] for row in cursor.fetchall()]
-
-
-def _runs(rows: list[tuple[int, int, str, str]]) -> Iterator[tuple[int, list[int]]]:
-    """(conversation pk, event pks) of runs of consecutive rows, each under CHUNK_CHARS of text."""
-    conversation, pks, size = None, [], 0
-    for pk, owner, text, _ in rows:
-        if pks and (owner != conversation or size + len(text) > CHUNK_CHARS):
-            yield conversation, pks
-            pks, size = [], 0
-        conversation = owner
-        pks.append(pk)
-        size += len(text) + 1
-    if pks:
-        yield conversation, pks
 
 
 def conversation_matches(query: Query) -> RawSQL:

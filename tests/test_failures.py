@@ -9,7 +9,7 @@ import pytest
 
 from eventviewer.imports.importer import import_paths
 
-from .conftest import action, ev, message, observation
+from .conftest import action, ev, message, observation, write_folder
 
 pytestmark = pytest.mark.django_db
 
@@ -55,3 +55,26 @@ def test_the_summary_links_the_first_failure(client, conversation):
 def test_each_count_in_the_summary_lists_its_kind(client, conversation):
     html = client.get(conversation.get_absolute_url()).content.decode()
     assert re.search(r'href="[^"]*problem=exit_code"[^>]*>1 non-zero exit code<', html)
+
+
+def failures_listed(client, conversation_id: str) -> str:
+    html = client.get("/").content.decode()
+    row = html[html.index(conversation_id[:8]) :]
+    return re.search(r'data-label="failures">(?:<span[^>]*>)?([\d,]+)<', row).group(1)
+
+
+def test_the_list_counts_every_failure_an_import_added_and_a_reimport_adds(client, tmp_path, open_site):
+    """The list's failure count is kept by the import (counted as events arrive) and, when
+    events are added to a conversation imported before, counted again over all of them."""
+    events = [
+        message("m1", None, "fix it"),
+        ev("e1", "AgentErrorEvent", "m1", tool_name="frob", tool_call_id="c1", error="Tool frob not found"),
+        ev("e2", "ConversationErrorEvent", "e1", code="LLMError", detail="rate limited"),
+    ]
+    conversation_id = "ab" * 16
+    import_paths([(write_folder(tmp_path / "first", events, None, conversation_id), "t")])
+    assert failures_listed(client, conversation_id) == "2"
+    assert conversation_id[:8] in client.get("/", {"failures": "1"}).content.decode()
+    more = [*events, ev("e3", "ConversationErrorEvent", "e2", code="LLMError", detail="rate limited again")]
+    import_paths([(write_folder(tmp_path / "again", more, None, conversation_id), "t")])
+    assert failures_listed(client, conversation_id) == "3"

@@ -8,6 +8,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from django.db import connection
 
 from eventviewer.imports.importer import import_paths
 from eventviewer.models import Conversation, Event, EventPayload
@@ -405,3 +406,19 @@ def test_a_re_import_refuses_a_new_event_at_a_position_an_old_one_holds(tmp_path
         import_paths([(second, "b")])
     assert any("position 1 already holds event m2" in line for line in failed.value.problems)
     assert list(Event.objects.values_list("event_id", flat=True).order_by("seq")) == ["m1", "m2"]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's planner statistics")
+def test_a_big_import_leaves_postgresql_statistics_for_the_columns_pages_select_by(folder):
+    """An import that grows the event table by a tenth or more refreshes the statistics a
+    page's queries are planned with (children by parent, a conversation's events), so the
+    first page after it does not wait for autovacuum."""
+    from eventviewer.imports.importer import ANALYZE_FROM
+
+    log = [message("m0", None, "start")]
+    log += [message(f"m{n}", f"m{n - 1}", f"step {n}") for n in range(1, ANALYZE_FROM + 10)]
+    import_paths([(folder(log, conversation_id="ab" * 16), "test")])
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT attname FROM pg_stats WHERE tablename = 'eventviewer_event'")
+        analyzed = {row[0] for row in cursor.fetchall()}
+    assert {"parent_id", "conversation_id", "depth", "kind"} <= analyzed

@@ -237,3 +237,41 @@ def test_the_index_words_migration_keeps_what_was_indexed_both_ways(client, open
     assert found("cd" * 16, "flaky") == ["n1"]
     listed = client.get("/", {"q": "flaky"}).content.decode()
     assert "Please fix the flaky parser tests" in listed and "another flaky run" in listed
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's index")
+def test_a_run_of_words_spans_the_imports_batches_and_the_list_finds_every_part(client, open_site, folder):
+    """The list's search reads runs of a conversation's words (``WORDS``): one import
+    gathers them across its batches of rows, so a long conversation of short events
+    makes one run, and a word from its first batch and one from its last are both found."""
+    from eventviewer.imports.importer import BATCH_SIZE
+
+    count = BATCH_SIZE * 2 + 10
+    log = [message("m0", None, "zebrafirst opens")]
+    log += [message(f"m{n}", f"m{n - 1}", f"step {n}") for n in range(1, count - 1)]
+    log.append(message("last", f"m{count - 2}", "yakfinal closes"))
+    import_paths([(folder(log, conversation_id="ef" * 16), "test")])
+    assert index_rows() == count
+    assert index_rows(WORDS) == 1
+    for word, text in (("zebrafirst", "zebrafirst opens"), ("yakfinal", "zebrafirst opens")):
+        listed = client.get("/", {"q": word}).content.decode()
+        assert text in listed  # the conversation, titled by its first message
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's FTS5 index")
+@pytest.mark.django_db(transaction=True)
+def test_the_merges_migration_sets_how_fts5_merges_both_ways(client, open_site, folder, migrate):
+    def merged_at_once() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT v FROM {TABLE}_config WHERE k = 'automerge'")
+            row = cursor.fetchone()
+        return row[0] if row else 4  # FTS5's default when never set
+
+    assert merged_at_once() == 8
+    migrate(("eventviewer", "0010_index_words"))
+    assert merged_at_once() == 4
+    migrate()
+    assert merged_at_once() == 8
+    import_paths([(folder(events(), {"leaf_event_id": "e1"}, conversation_id="ab" * 16), "test")])
+    answer = client.get(f"/api/conversations/{'ab' * 16}/search/", {"q": '"flaky parser"'}).json()
+    assert [r["event_id"] for r in answer["results"]] == ["m1"]

@@ -260,7 +260,10 @@ def app_server_sources(files: Files, names: list[str], label: str) -> list[Conve
     that folder, is it, or is one conversation's folder in it."""
     above = PurePosixPath(label).parts[-2:]  # PATH's own place: it may be the layout's folder
     groups: dict[str, list[str]] = {}
+    anywhere = V1_CONVERSATIONS in above
     for name in names:
+        if not anywhere and V1_CONVERSATIONS not in name:
+            continue  # most names (100,000 event files), at a glance
         parts = [*above, *name.split("/")]
         if V1_CONVERSATIONS not in parts[:-2] or not name.endswith(".json"):
             continue

@@ -59,6 +59,7 @@ MAX_PROBLEMS = 50
 # INSERT per batch cost more than parsing the events themselves. A row is the
 # conversation and the digest, then the event's Light as it is.
 COLUMNS = ("conversation_id", "digest", *LIGHT_COLUMNS)
+PAYLOAD_COLUMNS = ("event_id", "packed")
 
 
 class ImportFailed(Exception):
@@ -306,6 +307,7 @@ def _import(source: ConversationSource, progress: Progress) -> Imported:
         for event_id, parent in tree.parent.items()
     ]
     event_count = len(writer.pk_of)
+    failure_count = writer.failures if created else None  # a re-import's earlier events count too
     conversation.duration = _seconds_between(writer.first_timestamp, writer.last_timestamp)
     del writer, tree  # the nodes (and the HEAD branch) are all the figures need
     agent = state.get("agent") if isinstance(state.get("agent"), dict) else {}
@@ -322,7 +324,7 @@ def _import(source: ConversationSource, progress: Progress) -> Imported:
     conversation.source = source.where[:1000]
     if not created and added:
         conversation.imported_at = timezone.now()
-    conversation.refresh_figures(nodes, head_branch, event_count)
+    conversation.refresh_figures(nodes, head_branch, event_count, failure_count)
     return Imported(conversation, created, added)
 
 
@@ -338,6 +340,7 @@ class _Writer:
         where_of: Callable[[int], str] | None = None,
     ):
         self.conversation = conversation
+        self.conversation_pk = conversation.pk  # read per event: a model's pk is a property
         self.new = new
         self.unreserved = expected  # events still to come when the source says how many
         self.builder = TreeBuilder(where_of)
@@ -352,12 +355,14 @@ class _Writer:
         self.rows: list[tuple] = []
         self.payloads: list[tuple[int, bytes]] = []
         self.texts: list[tuple[int, int, str, str]] = []  # (pk, conversation pk, text, words): search.insert
+        self.runs = search.Runs()  # PostgreSQL's runs of words, across batches
         self.ids: Iterator[int] = iter(())
         self.reserved = 0  # the highest primary key handed out so far
         self.outcome_of: dict[str, str] = {}  # how a branch ending at each event ends
         # A new conversation's events as pairing reads them, for the HEAD branch's figures.
         self.paired: dict[str, tuple[str, str, str, str, bool]] = {}
         self.added = 0
+        self.failures = 0  # new events that record a failure (Light.failure)
         self.first_timestamp = self.last_timestamp = ""  # of the first and the last event appended
         self.title = ""
         self.last_status = ""
@@ -399,6 +404,11 @@ class _Writer:
                 self._take(event)
                 progress.event(file_each)
             self._flush()
+            self.settle()
+            self.runs.end()
+            if self.runs.full and not self.problems and not self.builder.problems:
+                with self.db.cursor() as cursor:
+                    self.runs.store(cursor.cursor)
         finally:
             self.close()
 
@@ -460,12 +470,13 @@ class _Writer:
                 sys.intern(light.action_id),
                 light.executable,
             )
-        light = light._replace(pk=pk, parent_pk=parent_pk, depth=depth, anchor=anchor)
-        self.rows.append((self.conversation.pk, event.digest, *light))
+        self.rows.append((self.conversation_pk, event.digest, *light.placed(pk, parent_pk, depth, anchor)))
         self.payloads.append((pk, event.packed))
         if event.text:
-            self.texts.append((pk, self.conversation.pk, event.text, event.terms))
+            self.texts.append((pk, self.conversation_pk, event.text, event.terms))
         self.added += 1
+        if light.failure:
+            self.failures += 1
         if len(self.rows) >= BATCH_SIZE:
             self._flush()
 
@@ -478,7 +489,7 @@ class _Writer:
             if self.inserter is None:
                 self.inserter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="eventviewer-import")
                 self.db.inc_thread_sharing()
-            self.in_flight = self.inserter.submit(_insert, self.db, self.rows, self.payloads, self.texts)
+            self.in_flight = self.inserter.submit(_insert, self.db, self.rows, self.payloads, self.texts, self.runs)
         self.rows = []
         self.payloads = []
         self.texts = []
@@ -541,24 +552,49 @@ class _Writer:
 
 
 def _insert(
-    db: Any, rows: list[tuple], payloads: list[tuple[int, bytes]], texts: list[tuple[int, int, str, str]]
+    db: Any,
+    rows: list[tuple],
+    payloads: list[tuple[int, bytes]],
+    texts: list[tuple[int, int, str, str]],
+    runs: search.Runs,
 ) -> None:
     with db.cursor() as cursor:
         if db.vendor == "postgresql":
             # COPY streams the batch in one statement; an INSERT per row would make
-            # the import wait on the server thousands of times.
-            for table, columns, batch in ((Event, COLUMNS, rows), (EventPayload, ("event_id", "packed"), payloads)):
+            # the import wait on the server thousands of times. In binary, values go as
+            # the server stores them: nothing to write out as text and parse again
+            # (a payload's bytes would go as twice as many hex digits).
+            for table, columns, batch in ((Event, COLUMNS, rows), (EventPayload, PAYLOAD_COLUMNS, payloads)):
+                name = table._meta.db_table
                 names = ", ".join(db.ops.quote_name(c) for c in columns)
-                with cursor.cursor.copy(f"COPY {table._meta.db_table} ({names}) FROM STDIN") as copy:
+                types = _column_types(cursor.cursor, name, columns)
+                with cursor.cursor.copy(f"COPY {name} ({names}) FROM STDIN (FORMAT BINARY)") as copy:
+                    copy.set_types(types)
                     for row in batch:
                         copy.write_row(row)
-            search.insert(db, cursor.cursor, texts)
+            search.insert(db, cursor.cursor, texts, runs)
         else:
             limit = db.features.max_query_params or 999
             with db.wrap_database_errors:  # as Django's own cursor would: django.db errors
                 _insert_many(cursor.cursor, Event._meta.db_table, COLUMNS, rows, limit)
-                _insert_many(cursor.cursor, EventPayload._meta.db_table, ("event_id", "packed"), payloads, limit)
+                _insert_many(cursor.cursor, EventPayload._meta.db_table, PAYLOAD_COLUMNS, payloads, limit)
                 search.insert(db, cursor.cursor, texts)
+
+
+_TYPES: dict[str, dict[str, str]] = {}  # table -> column -> PostgreSQL type name, once per process
+
+
+def _column_types(cursor: Any, table: str, columns: tuple[str, ...]) -> list[str]:
+    """The PostgreSQL types of a table's columns, as a binary COPY needs them."""
+    types = _TYPES.get(table)
+    if types is None or not all(column in types for column in columns):  # not read yet, or migrated since
+        cursor.execute(
+            "SELECT a.attname, t.typname FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
+            "WHERE a.attrelid = %s::regclass AND a.attnum > 0 AND NOT a.attisdropped",
+            [table],
+        )
+        types = _TYPES[table] = dict(cursor.fetchall())
+    return [types[column] for column in columns]
 
 
 def _insert_many(cursor: Any, table: str, columns: tuple[str, ...], rows: list[tuple], limit: int) -> None:

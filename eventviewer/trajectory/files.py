@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, NamedTuple
 
 from .diff import Diff, added, unified
@@ -59,10 +59,21 @@ def effect(data: Mapping[str, Any]) -> str:
             return EDIT
         return ""
     if kind in TERMINAL_RESULTS:
-        return _effect_of(read_command(_text(observation.get("command"))))
+        command = _text(observation.get("command"))
+        return _command_effect(command) if len(command) <= CACHED_COMMAND_CHARS else _effect_of(read_command(command))
     if kind in TASK_RESULTS:
         return COMMAND
     return ""
+
+
+# An agent runs the same few commands again and again (ls, git status, the tests): each
+# import reads each short one once. At most 512 kept, of up to 2,000 characters.
+CACHED_COMMAND_CHARS = 2000
+
+
+@lru_cache(maxsize=512)
+def _command_effect(command: str) -> str:
+    return _effect_of(read_command(command))
 
 
 def _effect_of(shell: Shell) -> str:
