@@ -186,11 +186,21 @@ def hits(conversation_pk: int, query: Query, kind: str = "", tool: str = "", fai
     if failures_only:
         where.append("(e.failure <> '' OR e.is_error)")
     if connection.vendor == "postgresql":
-        sql = f"""
-            SELECT e.id FROM {TABLE} t JOIN eventviewer_event e ON e.id = t.event_id
-            WHERE t.tsv @@ %s::tsquery AND t.conversation_id = %s {"".join(" AND " + w for w in where)}
-            ORDER BY ts_rank_cd(t.tsv, %s::tsquery) DESC, e.seq LIMIT {MAX_HITS + 1}
-        """
+        if where:
+            sql = f"""
+                SELECT e.id FROM {TABLE} t JOIN eventviewer_event e ON e.id = t.event_id
+                WHERE t.tsv @@ %s::tsquery AND t.conversation_id = %s {"".join(" AND " + w for w in where)}
+                ORDER BY ts_rank_cd(t.tsv, %s::tsquery) DESC, e.seq LIMIT {MAX_HITS + 1}
+            """
+        else:
+            # Without a filter the events' rows are not needed: a common word's 40,000
+            # matches would each be looked up only to order ties by position, which
+            # their pks already follow (the import numbers events in append order).
+            sql = f"""
+                SELECT t.event_id FROM {TABLE} t
+                WHERE t.tsv @@ %s::tsquery AND t.conversation_id = %s
+                ORDER BY ts_rank_cd(t.tsv, %s::tsquery) DESC, t.event_id LIMIT {MAX_HITS + 1}
+            """
         words = query.tsquery()
         params = [f"({words}) & _c{conversation_pk}", conversation_pk, *params, words]
     else:

@@ -275,3 +275,16 @@ def test_the_merges_migration_sets_how_fts5_merges_both_ways(client, open_site, 
     import_paths([(folder(events(), {"leaf_event_id": "e1"}, conversation_id="ab" * 16), "test")])
     answer = client.get(f"/api/conversations/{'ab' * 16}/search/", {"q": '"flaky parser"'}).json()
     assert [r["event_id"] for r in answer["results"]] == ["m1"]
+
+
+def test_results_come_best_first_and_equal_matches_in_the_order_they_happened(client, folder, open_site):
+    """The events the word fills most come first; those it matches alike keep the log's
+    order, with a filter and without one (which PostgreSQL answers without the events' rows)."""
+    log = [message("m1", None, "start")]
+    log += [message(f"t{n}", f"m{n}" if n == 1 else f"t{n - 1}", "retry once then stop") for n in range(1, 6)]
+    log.append(message("best", "t5", "retry retry retry"))
+    import_paths([(folder(log, conversation_id="ab" * 16), "test")])
+    api = f"/api/conversations/{'ab' * 16}/search/"
+    found = lambda **params: [r["event_id"] for r in client.get(api, params).json()["results"]]  # noqa: E731
+    assert found(q="retry") == ["best", "t1", "t2", "t3", "t4", "t5"]
+    assert found(q="retry", kind="MessageEvent") == ["best", "t1", "t2", "t3", "t4", "t5"]
