@@ -315,19 +315,11 @@ class Conversation(models.Model):
         changes only with an import or a HEAD change (``updated_at``), and reading it again
         costs more than the rest of a page; kept as objects, not pickled into the cache."""
         key = (self.pk, self.updated_at, leaf_pk)
-        with _BRANCH_LOCK:
-            memo = _BRANCHES.get(key)
-            if memo is not None:
-                _BRANCHES.move_to_end(key)
-                if name in memo:
-                    return memo[name]
+        memo = _BRANCHES.get(key)
+        if memo is not None and name in memo:
+            return memo[name]
         value = compute()
-        with _BRANCH_LOCK:
-            memo = _BRANCHES.setdefault(key, {})
-            memo[name] = value
-            _BRANCHES.move_to_end(key)
-            while len(_BRANCHES) > settings.EVENTVIEWER_BRANCHES_KEPT:
-                _BRANCHES.popitem(last=False)
+        _BRANCHES.setdefault(key, {})[name] = value
         return value
 
     def read_path(self, leaf: Event) -> Reading:
@@ -477,12 +469,10 @@ class Conversation(models.Model):
         memo: dict[int, Card] = self.__dict__.setdefault("_cards", {})
         wanted = [pk for pk in set(pks) if pk not in memo]
         key = (self.pk, self.updated_at)
-        with _CARD_LOCK:
-            for pk in wanted:
-                card = _CARDS.get((*key, pk))
-                if card is not None:
-                    memo[pk] = card
-                    _CARDS.move_to_end((*key, pk))
+        for pk in wanted:
+            card = _CARDS.get((*key, pk))
+            if card is not None:
+                memo[pk] = card
         wanted = [pk for pk in wanted if pk not in memo]
         built: dict[int, Card] = {}
         for start in range(0, len(wanted), PAYLOAD_CHUNK):
@@ -493,10 +483,7 @@ class Conversation(models.Model):
         if len(built) < len(wanted):
             raise Http404("This conversation is being deleted.")
         memo.update(built)
-        with _CARD_LOCK:
-            _CARDS.update(((*key, pk), card) for pk, card in built.items())
-            while len(_CARDS) > CARDS_KEPT:
-                _CARDS.popitem(last=False)
+        _CARDS.update(((*key, pk), card) for pk, card in built.items())
         return memo
 
     def payloads(self, pks: Iterable[int]) -> dict[int, Any]:
@@ -560,15 +547,47 @@ class Conversation(models.Model):
         return dict(self.events.filter(depth__isnull=False).values_list("pk", "parent_id"))
 
 
-_BRANCHES: OrderedDict[tuple, dict[str, Any]] = OrderedDict()
-_BRANCH_LOCK = threading.Lock()
+class _Kept:
+    """What a process keeps of its last pages, at most ``limit()`` entries: the least
+    recently used go first. Threads (a server's workers) share it."""
+
+    def __init__(self, limit: Callable[[], int]) -> None:
+        self._items: OrderedDict[tuple, Any] = OrderedDict()
+        self._lock = threading.Lock()
+        self._limit = limit
+
+    def get(self, key: tuple) -> Any:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def setdefault(self, key: tuple, default: Any) -> Any:
+        with self._lock:
+            value = self._items.setdefault(key, default)
+            self._items.move_to_end(key)
+            self._trim()
+            return value
+
+    def update(self, pairs: Iterable[tuple[tuple, Any]]) -> None:
+        with self._lock:
+            self._items.update(pairs)
+            self._trim()
+
+    def _trim(self) -> None:
+        while len(self._items) > self._limit():
+            self._items.popitem(last=False)
+
+
+# The readings of the branches read last (``branch_memo``).
+_BRANCHES = _Kept(lambda: settings.EVENTVIEWER_BRANCHES_KEPT)
 # The cards of the events shown lately: an event's card comes from its JSON alone, which
 # never changes once imported, so a page of a branch already shown builds none again. By
 # conversation, its updated_at and the event's pk (SQLite hands a deleted conversation's
-# event pks out again), kept per process, the oldest dropped first.
-_CARDS: OrderedDict[tuple, Card] = OrderedDict()
-_CARD_LOCK = threading.Lock()
+# event pks out again).
 CARDS_KEPT = 2000
+_CARDS = _Kept(lambda: CARDS_KEPT)
 
 
 def _cached(key: str, compute: Callable[[], Any]) -> Any:

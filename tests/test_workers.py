@@ -161,7 +161,9 @@ def test_a_worker_killed_mid_import_writes_nothing_and_its_task_is_marked_failed
 
 
 def test_parser_workers_exit_when_their_import_is_killed(env, tmp_path):
-    folder = big_folder(tmp_path, 6000)
+    # Big enough that the import is still running when it is killed (it runs at
+    # 10,000-15,000 events/s), killed as soon as its (at least two) workers are there.
+    folder = big_folder(tmp_path, 20_000, size=1000)
     process = subprocess.Popen(
         [sys.executable, "manage.py", "import_conversation", str(folder)],
         cwd=ROOT,
@@ -170,9 +172,7 @@ def test_parser_workers_exit_when_their_import_is_killed(env, tmp_path):
         stderr=subprocess.DEVNULL,
     )
     try:
-        parsers = wait_for(lambda: children_of(process.pid), 60, "parser workers")
-        time.sleep(0.2)
-        parsers |= children_of(process.pid)
+        parsers = wait_for(lambda: len(kids := children_of(process.pid)) >= 2 and kids, 60, "parser workers")
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=10)
         wait_for(lambda: all(gone(p) for p in parsers), 5, "the parser workers to exit")

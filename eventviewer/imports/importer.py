@@ -567,7 +567,7 @@ def _insert(
             for table, columns, batch in ((Event, COLUMNS, rows), (EventPayload, PAYLOAD_COLUMNS, payloads)):
                 name = table._meta.db_table
                 names = ", ".join(db.ops.quote_name(c) for c in columns)
-                types = _column_types(cursor.cursor, name, columns)
+                types = _column_types(db, cursor, name, columns)
                 with cursor.cursor.copy(f"COPY {name} ({names}) FROM STDIN (FORMAT BINARY)") as copy:
                     copy.set_types(types)
                     for row in batch:
@@ -581,19 +581,15 @@ def _insert(
                 search.insert(db, cursor.cursor, texts)
 
 
-_TYPES: dict[str, dict[str, str]] = {}  # table -> column -> PostgreSQL type name, once per process
+_TYPES: dict[str, dict[str, int]] = {}  # table -> column -> PostgreSQL type, once per process
 
 
-def _column_types(cursor: Any, table: str, columns: tuple[str, ...]) -> list[str]:
+def _column_types(db: Any, cursor: Any, table: str, columns: tuple[str, ...]) -> list[int]:
     """The PostgreSQL types of a table's columns, as a binary COPY needs them."""
     types = _TYPES.get(table)
     if types is None or not all(column in types for column in columns):  # not read yet, or migrated since
-        cursor.execute(
-            "SELECT a.attname, t.typname FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
-            "WHERE a.attrelid = %s::regclass AND a.attnum > 0 AND NOT a.attisdropped",
-            [table],
-        )
-        types = _TYPES[table] = dict(cursor.fetchall())
+        description = db.introspection.get_table_description(cursor, table)
+        types = _TYPES[table] = {column.name: column.type_code for column in description}
     return [types[column] for column in columns]
 
 
