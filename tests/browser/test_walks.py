@@ -241,6 +241,28 @@ def test_the_branch_list_says_where_each_branch_forks_and_filters_and_sorts_in_p
     assert query(page)["bsort"] == "length"
 
 
+def test_the_branch_filter_answers_the_moment_the_list_is_redrawn(page, branching):
+    """Redrawn controls work at once: htmx wires new content up when it settles, by
+    default 20 ms after the swap, and typing into the filter in that gap did nothing
+    (what made the walk above fail now and then on a loaded machine)."""
+    page.goto(branching.get_absolute_url())
+    # Type the moment the redrawn list appears, before any timer could run.
+    page.evaluate(
+        """() => {
+          const old = document.getElementById("branch-list");
+          new MutationObserver((records, observer) => {
+            const box = document.querySelector("#branch-list input[name=bq]");
+            if (!box || old.contains(box)) return;
+            observer.disconnect();
+            box.value = "no such branch at all";
+            box.dispatchEvent(new Event("input", { bubbles: true }));
+          }).observe(old.parentNode, { childList: true });
+        }"""
+    )
+    page.locator(".branch-list").get_by_role("link", name=re.compile("^Events")).click()
+    expect(page.locator(".branch-list")).to_contain_text("No branch matches")
+
+
 def test_a_long_argument_line_stays_inside_its_card(page, wide_call):
     page.goto(wide_call.get_absolute_url())
     page.get_by_text("Arguments").click()
