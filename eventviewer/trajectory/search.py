@@ -22,9 +22,10 @@ MAX_QUERY = 200  # characters of a query
 SNIPPET_CHARS = 160  # characters of a snippet around its first match
 
 _WORD = re.compile(r"[^\W_]+")
-# The same words in a text that is all ASCII (most of it): a plain character class is
-# matched several times faster than Unicode's letters and digits.
-_ASCII_WORD = re.compile(r"[a-z0-9]+")
+# The same words in a text that is all ASCII (most of it), found without a regular
+# expression (which costs about 0.2 µs a word): one pass over the bytes turns capitals
+# into small letters and everything but letters and digits into spaces, then a split.
+_ASCII_WORDS = bytes(c if chr(c).isalnum() else 32 for c in range(128)).lower() + bytes([32] * 128)
 # The top-level fields that hold text a reader looks for, beyond messages, thoughts,
 # actions and observations (errors, rejections, hooks, summaries, condensations).
 _TEXT_FIELDS = (
@@ -133,8 +134,9 @@ def event_text(data: Any, limit: int = EVENT_CHARS) -> str:
 
 def words(text: str) -> list[str]:
     """The words of a text as the index holds them."""
-    text = text.lower()
-    return _ASCII_WORD.findall(text) if text.isascii() else _WORD.findall(text)
+    if text.isascii():
+        return text.encode().translate(_ASCII_WORDS).decode().split()
+    return _WORD.findall(text.lower())
 
 
 def index_text(text: str) -> str:

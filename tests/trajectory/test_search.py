@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from eventviewer.trajectory.search import (
     EVENT_CHARS,
@@ -114,6 +118,16 @@ def test_tsvector_lists_each_word_once_with_its_positions_as_queries_split_words
 
     assert tsvector("Error: a_b a-B, É 3.5") == "'error':1 'a':2,4 'b':3,5 'é':6 '3':7 '5':8"
     assert tsvector("") == tsvector("--- ***") == ""
+
+
+@settings(max_examples=300)
+@given(st.text(st.characters(max_codepoint=127)) | st.text())
+def test_words_are_the_runs_of_letters_and_digits_case_folded(text):
+    """What the index and queries call a word, however ``words`` finds them (ASCII text
+    takes a faster path)."""
+    from eventviewer.trajectory.search import words
+
+    assert words(text) == re.findall(r"[^\W_]+", text.lower())
 
 
 def test_tsvector_keeps_what_postgresql_keeps():
