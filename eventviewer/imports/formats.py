@@ -32,6 +32,7 @@ from eventviewer.imports.sources import (
     _json_array_events,
     _read_json,
     _too_big,
+    derived_id,
 )
 from eventviewer.trajectory import runs, v0
 from eventviewer.trajectory.ids import normalize_conversation_id
@@ -70,6 +71,12 @@ def first_line(files: Files, name: str) -> Any:
     except UNREADABLE:
         return None
     return None
+
+
+def is_row_like(data: Any) -> bool:
+    """Whether a JSON line is meant as a row (of some run) rather than an event, even one
+    that cannot be read: reading it as a row then names the fields it lacks."""
+    return isinstance(data, dict) and "kind" not in data and any(k in data for k in ("instance_id", "history", "issue"))
 
 
 def evaluation_sources(files: Files, name: str, label: str, run: str | None) -> list[ConversationSource]:
@@ -114,8 +121,22 @@ def evaluation_sources(files: Files, name: str, label: str, run: str | None) -> 
 
 
 def _row_problem(data: Any) -> str:
+    """Why the row cannot be read, or "" (a resolver row then has its instance id from
+    its issue, and a legacy V0 history the later shape: the rest reads them as any row)."""
     if not isinstance(data, dict):
         return "a row must be a JSON object"
+    if "instance_id" not in data and "issue" in data and "history" in data:
+        resolved = runs.resolver_instance(data["issue"])
+        if resolved is None:
+            return 'a resolver output\'s "issue" must have "owner", "repo" (strings) and "number" (an integer)'
+        data["instance_id"] = resolved
+    if "instance_id" not in data or "history" not in data:
+        missing = [f'"{k}"' for k in runs.ROW_FIELDS if k not in data]
+        has = ", ".join(f'"{k}"' for k in list(data)[:12]) or "no fields"
+        return (
+            f"not a row eventviewer can read: it has {has}; missing {' and '.join(missing)} "
+            '(an evaluation output\'s row has "instance_id" and "history", a resolver output\'s "issue" and "history")'
+        )
     instance_id = data.get("instance_id")
     if isinstance(instance_id, int) and not isinstance(instance_id, bool):
         data["instance_id"] = instance_id = str(instance_id)
@@ -126,12 +147,21 @@ def _row_problem(data: Any) -> str:
     return ""
 
 
+def _verdict(data: dict[str, Any]) -> Any:
+    """The row's test result: ``test_result``, or a resolver's own verdict (``success``
+    and its explanation)."""
+    if data.get("test_result") is not None or "issue" not in data:
+        return data.get("test_result")
+    return {k: data[k] for k in runs.RESOLVER_VERDICT if k in data} or None
+
+
 def _fill_row_source(source: ConversationSource, data: dict[str, Any], run_name: str, label: str, number: int) -> None:
     instance_id = data["instance_id"]
     history = data["history"]
     error = data.get("error")
     metadata = data.get("metadata")
     metrics = data.get("metrics")
+    test_result = _verdict(data)
     if not isinstance(metrics, dict) and v0.is_v0_history(history):
         metrics = v0.metrics_of(history)
     slug = run_slug(run_name)
@@ -143,8 +173,8 @@ def _fill_row_source(source: ConversationSource, data: dict[str, Any], run_name:
         source=label,
         number=number,
         instance_id=instance_id,
-        outcome=runs.outcome(data.get("test_result"), error, len(history)),
-        test_result=runs.storable(data.get("test_result")) if data.get("test_result") is not None else {},
+        outcome=runs.outcome(test_result, error, len(history)),
+        test_result=runs.storable(test_result) if test_result is not None else {},
         error=error.replace("\x00", "") if isinstance(error, str) else "",
         metadata=runs.storable(runs.masked(metadata)) if isinstance(metadata, dict) else {},
     )
@@ -165,7 +195,7 @@ def _needs_instruction(data: dict[str, Any]) -> dict[str, Any] | None:
     if not isinstance(instruction, str) or not instruction.strip():
         return None
     history = data["history"]
-    for event in history:
+    for event in v0.from_legacy(history) if v0.is_legacy_history(history) else history:
         if not isinstance(event, dict):
             continue
         if event.get("kind") == "MessageEvent" and event.get("source") == "user":
@@ -201,9 +231,10 @@ def _row_reader(files: Files, name: str, start: int, length: int, where: str) ->
         if instruction is not None:
             yield RawEvent(0, f"{where}, instruction", instruction, orjson.dumps(instruction))
             seq = 1
-        if v0.is_v0_history(history):
+        legacy = v0.is_legacy_history(history)
+        if legacy or v0.is_v0_history(history):
             del line
-            for index, event in enumerate(v0.convert_all(history)):
+            for index, event in enumerate(v0.convert_legacy(history) if legacy else v0.convert_all(history)):
                 yield RawEvent(seq + index, f"{where}, history[{index}]", event, orjson.dumps(event))
         else:
             del data, history
@@ -253,6 +284,81 @@ def v0_trajectory(source: ConversationSource, read: Callable[[], Iterator[RawEve
 
     source._events = events
     source._state = state
+
+
+V0_METADATA = "metadata.json"
+
+
+def _v0_number(base: str) -> int | None:
+    """The event id a V0 session store's file name gives, ``<n>.json``."""
+    stem = base[:-5] if base.endswith(".json") else ""
+    return int(stem) if stem.isdecimal() and len(stem) < 16 else None
+
+
+def is_v0_session(names: list[str]) -> bool:
+    """Whether an events/ folder is a V0 session store's (``sessions/<sid>/events/<n>.json``)."""
+    bases = [name.rpartition("/")[2] for name in names]
+    return any(_v0_number(b) is not None for b in bases) and not any(b.startswith("event-") for b in bases)
+
+
+def v0_session_source(files: Files, folder: str, names: list[str], label: str) -> ConversationSource:
+    """A V0 session, ``<sid>/events/<n>.json`` (one V0 event per file, named by its id)
+    beside ``metadata.json`` (title, model, cost), read as a V0 trajectory is."""
+    prefix = f"{folder}/" if folder else ""
+    where = f"{label}/{folder}" if folder else label
+    folder_name = PurePosixPath(folder).name if folder else files.name
+    metadata: dict[str, Any] = {}
+    source = ConversationSource(conversation_id=normalize_conversation_id(folder_name) or "", where=where)
+    if _exists(files, prefix + V0_METADATA):
+        data, _, error = _read_json(
+            files, prefix + V0_METADATA, settings.EVENTVIEWER_MAX_BASE_STATE_BYTES, "EVENTVIEWER_MAX_BASE_STATE_BYTES"
+        )
+        if error:
+            source.problems.append(f"{where}/{V0_METADATA}: {error}")
+        elif isinstance(data, dict):
+            metadata = data
+    numbered = sorted((n, name) for name in names if (n := _v0_number(name.rpartition("/")[2])) is not None)
+    if not source.conversation_id and isinstance(metadata.get("conversation_id"), str):
+        source.conversation_id = normalize_conversation_id(metadata["conversation_id"]) or ""
+    if not source.conversation_id:
+        source.conversation_id = derived_id(folder_name, numbered[0][0] if numbered else "")
+    if isinstance(metadata.get("title"), str):
+        source.title = metadata["title"].replace("\x00", "").strip()[:300]
+    source.expected = len(numbered)
+    cap = settings.EVENTVIEWER_MAX_EVENT_BYTES
+
+    def read() -> Iterator[RawEvent]:
+        # Always from the first: an observation takes its tool call from the action before it.
+        for seq, (number, name) in enumerate(numbered):
+            base = name.rpartition("/")[2]
+            data, raw, error = _read_json(files, name, cap, "EVENTVIEWER_MAX_EVENT_BYTES")
+            if not error and not v0.is_v0_event(data):
+                error = 'not a V0 event (expected an integer "id" and an "action" or "observation")'
+            elif not error and data["id"] != number:
+                error = f"the file name says event {number} but the file holds event {data['id']!r}"
+            yield RawEvent(seq, f"{where}/events/{base}", data, raw, error)
+
+    v0_trajectory(source, read)
+    model = metadata.get("llm_model")
+    if isinstance(model, str) and model:
+        # The events' metrics name the model "default"; the session says which it was.
+        figures = source._state
+
+        def state() -> State:
+            found = figures()
+            data = found.data or {}
+            return State({**data, "agent": {"llm": {"model": model}}}, found.raw, found.problems)
+
+        source._state = state
+    return source
+
+
+def _exists(files: Files, name: str) -> bool:
+    try:
+        files.size(name)
+    except (KeyError, OSError):  # not in the zip; not on disk
+        return False
+    return True
 
 
 def app_server_sources(files: Files, names: list[str], label: str) -> list[ConversationSource]:

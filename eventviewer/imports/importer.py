@@ -295,7 +295,7 @@ def _import(source: ConversationSource, progress: Progress) -> Imported:
         # eventviewer ("Make this the default branch") stays.
         conversation.head_id = writer.pk_of[head] if head is not None else None
     conversation.execution_status = _status(state, writer.last_status, conversation.execution_status)
-    conversation.title = conversation.title or writer.title
+    conversation.title = source.title or conversation.title or writer.title
     added = writer.added
     head_branch = None
     if created and head is not None and conversation.head_id == writer.pk_of[head]:

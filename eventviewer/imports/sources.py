@@ -132,6 +132,7 @@ class ConversationSource:
     parent_where: str = ""  # a sub-agent's: where its parent conversation is (``where`` of that source)
     where_of: Callable[[int], str] | None = None  # where the event at a position comes from, when worked out
     row: Any = None  # an evaluation row's instance (formats.Row), when it is one
+    title: str = ""  # the title the layout itself gives the conversation (a V0 session's metadata.json)
     _events: Any = None  # () -> Iterator[RawEvent]
     _parsed: Any = None  # () -> Iterator[Parsed], when a worker process reads the events
     _state: Any = None  # () -> State, when there is a base_state.json
@@ -204,7 +205,8 @@ class DirectoryFiles:
         self.root = root
         self._root = str(root)
         self.label = str(root)
-        self.name = root.name
+        # An events/ folder is named by the conversation folder it is in.
+        self.name = root.name if root.name != "events" else root.absolute().parent.name
         self._sizes: dict[str, int] = {}  # filled on demand: listing 100,000 files needs no stat
         self._names: list[str] = []
 
@@ -330,6 +332,9 @@ def find_conversations(path: Path, label: str | None = None, run: str | None = N
         raise SourceError(f"{label}: a broken symbolic link")
     if not path.exists():
         raise SourceError(f"{label}: no such file or folder")
+    if path.is_dir() and path.name == "events" and (path.parent / "base_state.json").is_file():
+        # An SDK conversation's events/ folder: the conversation is its parent.
+        path, label = path.parent, str(PurePosixPath(label).parent)
     if path.is_dir():
         files: Files = DirectoryFiles(path)
     elif path.suffix.lower() == ".zip":
@@ -362,8 +367,17 @@ def _file_sources(files: Files, name: str, where: str, run: str | None) -> list[
     the file's events as one conversation."""
     from eventviewer.imports import formats  # it builds on this module
 
-    if name.endswith(".jsonl") and runs.is_row(formats.first_line(files, name)):
+    if not name.endswith(".jsonl"):
+        return [_event_file_source(files, name, where)]
+    first = formats.first_line(files, name)
+    if runs.is_row(first) or formats.is_row_like(first):
         return formats.evaluation_sources(files, name, where, run)
+    if isinstance(first, dict) and not any(key in first for key in ("id", "kind", "action", "observation")):
+        fields = ", ".join(f'"{k}"' for k in list(first)[:12]) or "no fields"
+        raise SourceError(
+            f'{where}: line 1 is neither an event (it has no "id" or "kind") nor an evaluation row '
+            f'(no "instance_id" or "issue", and "history"): it has {fields}'
+        )
     return [_event_file_source(files, name, where)]
 
 
@@ -372,6 +386,7 @@ def _sources_in(files: Files, label: str, run: str | None = None) -> list[Conver
 
     names = files.names()
     folders: dict[str, list[str]] = {}
+    loose: dict[str, list[str]] = {}  # folders holding SDK event files themselves, with no events/ below
     with_state: set[str] = set()
     for name in names:
         folder, _, base = name.rpartition("/")
@@ -380,20 +395,68 @@ def _sources_in(files: Files, label: str, run: str | None = None) -> list[Conver
             folders.setdefault(folder, [])
         elif folder == "events" or folder.endswith("/events"):
             folders.setdefault(folder[:-7], []).append(name)
+        elif _event_file_name(base) is not None:
+            loose.setdefault(folder, []).append(name)
+    for folder, event_names in loose.items():
+        if not folders.get(folder):  # OpenHands-CLI keeps its test trajectories so
+            folders[folder] = event_names
     found = formats.app_server_sources(files, names, label)
     if folders or found:
         return [
-            _folder_source(files, folder, event_names, label, folder in with_state)
+            formats.v0_session_source(files, folder, event_names, label)
+            if folder not in with_state and formats.is_v0_session(event_names)
+            else _folder_source(files, folder, event_names, label, folder in with_state)
             for folder, event_names in sorted(folders.items())
         ] + found
-    event_files = [n for n in names if n.endswith((".json", ".jsonl"))]
+    event_files = _event_files([n for n in names if n.endswith((".json", ".jsonl"))], files)
     if not event_files:
-        raise SourceError(f"{label}: no conversation found (no base_state.json, events/ folder or .json/.jsonl file)")
+        raise SourceError(f"{label}: no conversation found {_found(files, names)}")
     return [
         source
         for name in event_files
         for source in _file_sources(files, name, f"{label}/{name}" if name != label else label, run)
     ]
+
+
+EVENTS_FILES = ("events.jsonl", "events.json")  # what a folder of one conversation calls its events
+
+
+def _event_files(names: list[str], files: Files) -> list[str]:
+    """The files that hold events: in a folder holding an events.jsonl (an editor's or
+    a tool's conversation folder), that file alone; elsewhere, every file but the
+    neighbours that are JSON objects without events (a state.json, a metadata.json)."""
+    by_folder: dict[str, list[str]] = {}
+    for name in names:
+        by_folder.setdefault(name.rpartition("/")[0], []).append(name)
+    kept = []
+    for members in by_folder.values():
+        named = [n for n in members if n.rpartition("/")[2] in EVENTS_FILES]
+        kept.extend(named[:1] or [n for n in members if not _is_neighbour(files, n)])
+    return sorted(kept)
+
+
+def _is_neighbour(files: Files, name: str) -> bool:
+    """Whether a .json file is a small JSON object with no "events" array (a state or
+    metadata file), not a file of events."""
+    if not name.endswith(".json"):
+        return False
+    data, _, error = _read_json(
+        files, name, settings.EVENTVIEWER_MAX_BASE_STATE_BYTES, "EVENTVIEWER_MAX_BASE_STATE_BYTES"
+    )
+    return not error and isinstance(data, dict) and "events" not in data
+
+
+def _found(files: Files, names: list[str]) -> str:
+    """What PATH holds instead of a conversation, and what was expected, in a few words."""
+    expected = (
+        "expected a conversation folder (base_state.json and events/event-NNNNN-<id>.json), "
+        "a folder of event-NNNNN-<id>.json files, a V0 session (events/<n>.json), "
+        "or .json/.jsonl files of events"
+    )
+    if not names:
+        return f"(it holds no .json or .jsonl file; {expected})"
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return f'(it holds {shown}, none of them events: JSON objects without an "events" array; {expected})'
 
 
 def _folder_source(
@@ -416,14 +479,16 @@ def _folder_source(
     if not source.conversation_id and state.data and isinstance(state.data.get("id"), str):
         source.conversation_id = normalize_conversation_id(state.data["id"]) or ""
     del state
-    if not source.conversation_id:
+    if not source.conversation_id and has_state:
         source.problems.append(
             f"{where}: cannot tell the conversation id "
             "(the folder name is not a 32-hex id and base_state.json has no id)"
         )
 
     numbered: dict[int, tuple[int, str]] = {}  # seq -> (seq, name)
-    events_where = f"{where}/events/"
+    # events/ below the folder, or the folder itself (a folder of event files)
+    in_folder = event_names[0].rpartition("/")[0] if event_names else f"{prefix}events"
+    events_where = f"{label}/{in_folder}/" if in_folder else f"{label}/"
     for name in event_names:
         base = name.rpartition("/")[2]
         parts = _event_file_name(base)
@@ -443,6 +508,11 @@ def _folder_source(
             continue
         numbered[seq] = (seq, name)
     items = [numbered[seq] for seq in sorted(numbered)]
+    if not items and not source.problems:
+        source.problems.append(f"{events_where.rstrip('/')}: {_no_events(event_names)}")
+    if not source.conversation_id and items:
+        # Not named by its id and no base_state.json: derived as for a file of events.
+        source.conversation_id = derived_id(folder_name, items[0][1].rpartition("/")[2][6:-5].partition("-")[2])
     if len(items) > settings.EVENTVIEWER_MAX_EVENTS:
         source.problems.append(
             f"{where}: {len(items):,} events, over the limit of {settings.EVENTVIEWER_MAX_EVENTS:,} "
@@ -462,6 +532,23 @@ def _folder_source(
     # event, the paths would be a fifth of a big import's memory.
     source.where_of = lambda seq: events_where + items[seq][1].rpartition("/")[2]
     return source
+
+
+def _no_events(names: list[str]) -> str:
+    """Why a conversation folder gives no event, naming what it holds instead."""
+    expected = "expected SDK event files named event-NNNNN-<id>.json"
+    shown = sorted(
+        (n.rpartition("/")[2] for n in names if not n.rpartition("/")[2].startswith(".")), key=lambda b: (len(b), b)
+    )
+    if not shown:
+        return f"holds no event file ({expected})"
+    return f"holds {len(shown)} file{'s' if len(shown) != 1 else ''} named {shown[0]}…{shown[-1]}: {expected}"
+
+
+def derived_id(name: str, first_id: Any) -> str:
+    """A stable conversation id for events not named by one: from the name they come
+    under and their first event's id, so importing them again re-syncs them."""
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"eventviewer:{name}:{first_id}").hex
 
 
 def _read_state(files: Files, name: str, where: str) -> State:
@@ -555,6 +642,8 @@ def _parse_in_workers(root: str, items: list[tuple[int, str]], cap: int, events_
 
 def _event_file_source(files: Files, name: str, where: str) -> ConversationSource:
     stem = PurePosixPath(name).name.rsplit(".", 1)[0]
+    if PurePosixPath(name).name in EVENTS_FILES:
+        stem = PurePosixPath(where).parent.name or stem  # named after the folder it is the events of
     source = ConversationSource(conversation_id=normalize_conversation_id(stem) or "", where=where)
     read = _jsonl_events if name.endswith(".jsonl") else _json_array_events
     source._events = lambda: _capped(read(files, name, where), files, name, where)
@@ -566,7 +655,7 @@ def _event_file_source(files: Files, name: str, where: str) -> ConversationSourc
     if not source.conversation_id:
         # Not named by its id: derive a stable one, so importing the file again re-syncs it.
         first_id = first.data.get("id") if first and isinstance(first.data, dict) else ""
-        source.conversation_id = uuid.uuid5(uuid.NAMESPACE_URL, f"eventviewer:{stem}:{first_id}").hex
+        source.conversation_id = derived_id(stem, first_id)
     return source
 
 

@@ -33,8 +33,26 @@ ROW_FIELDS = ("instance_id", "history")  # what makes a JSON line an evaluation 
 _GENERIC_STEMS = {"output", "outputs", "output.critic_attempt_1"}
 
 
+RESOLVER_FIELDS = ("issue", "history")  # an OpenHands resolver output's row: the issue instead of an instance_id
+RESOLVER_VERDICT = ("success", "result_explanation", "success_explanation", "comment_success")
+
+
 def is_row(data: Any) -> bool:
-    return isinstance(data, dict) and all(key in data for key in ROW_FIELDS)
+    return isinstance(data, dict) and (
+        all(key in data for key in ROW_FIELDS) or all(key in data for key in RESOLVER_FIELDS)
+    )
+
+
+def resolver_instance(issue: Any) -> str | None:
+    """A resolver row's instance id, ``owner/repo#number``, from its ``issue``."""
+    if not isinstance(issue, Mapping):
+        return None
+    owner, repo, number = issue.get("owner"), issue.get("repo"), issue.get("number")
+    if not (isinstance(owner, str) and owner and isinstance(repo, str) and repo):
+        return None
+    if not isinstance(number, int) or isinstance(number, bool):
+        return None
+    return f"{owner}/{repo}#{number}"
 
 
 def resolved_flag(test_result: Any) -> bool | None:

@@ -246,3 +246,59 @@ def _mapping(value: Any) -> dict[str, Any]:
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
+
+
+def is_legacy_history(history: Any) -> bool:
+    """Whether ``history`` holds V0 events as the first OpenHands versions saved them
+    (the resolver's output among them): no ``id``, an action's or observation's fields
+    flat beside its name instead of under ``args`` / ``extras``."""
+    if not isinstance(history, list) or not history or not isinstance(history[0], dict):
+        return False
+    first = history[0]
+    return "id" not in first and (isinstance(first.get("action"), str) or isinstance(first.get("observation"), str))
+
+
+def from_legacy(history: list[Any]) -> list[Any]:
+    """The events in the later V0 shape: the position as ``id``, the flat fields as
+    ``args`` / ``extras``, and as an observation's ``cause`` the action of the same name
+    just before it (these versions ran one action at a time). The first message is the
+    user's (the task); an action is otherwise the agent's."""
+    out: list[Any] = []
+    previous: dict[str, Any] = {}
+    for index, event in enumerate(history):
+        if not isinstance(event, dict):
+            out.append(event)
+            continue
+        fields = {k: v for k, v in event.items() if k not in ("action", "observation", "content", "source", "message")}
+        base: dict[str, Any] = {"id": index, "message": _text(event.get("message"))}
+        if isinstance(event.get("action"), str):
+            source = "user" if event["action"] == "message" and index == 0 else "agent"
+            args = {**fields, **({"content": event["content"]} if "content" in event else {})}
+            converted = {
+                **base,
+                "source": _text(event.get("source")) or source,
+                "action": event["action"],
+                "args": args,
+            }
+        else:
+            converted = {
+                **base,
+                "source": _text(event.get("source")) or "agent",
+                "observation": _text(event.get("observation")),
+                "content": event.get("content"),
+                "extras": fields,
+            }
+            if previous.get("action") == converted["observation"]:
+                converted["cause"] = previous["id"]
+        out.append(converted)
+        previous = converted
+    return out
+
+
+def convert_legacy(history: list[Any]) -> Iterator[Any]:
+    """A legacy history converted (``from_legacy``, then as any V0 history), each event
+    keeping the event as it was saved under ``"v0"``."""
+    for original, event in zip(history, convert_all(from_legacy(history)), strict=True):
+        if isinstance(event, dict) and isinstance(original, dict):
+            event[V0_KEY] = original
+        yield event
