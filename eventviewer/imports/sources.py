@@ -29,7 +29,7 @@ from typing import Any, BinaryIO, NamedTuple, Protocol
 from django.conf import settings
 from django.db import connection
 
-from eventviewer.imports.jsontext import READ_CHUNK, ArrayItems, BadItem, NotAnArray, parse_json
+from eventviewer.imports.jsontext import ARRAY_KEYS, READ_CHUNK, ArrayItems, BadItem, NotAnArray, parse_json
 from eventviewer.models import pack
 from eventviewer.trajectory import kinds, runs
 from eventviewer.trajectory.events import Light, describe, title_of
@@ -410,7 +410,7 @@ def _sources_in(files: Files, label: str, run: str | None = None) -> list[Conver
         ] + found
     event_files = _event_files([n for n in names if n.endswith((".json", ".jsonl"))], files)
     if not event_files:
-        raise SourceError(f"{label}: no conversation found {_found(files, names)}")
+        raise SourceError(f"{label}: no conversation found {_found(names)}")
     return [
         source
         for name in event_files
@@ -436,17 +436,23 @@ def _event_files(names: list[str], files: Files) -> list[str]:
 
 
 def _is_neighbour(files: Files, name: str) -> bool:
-    """Whether a .json file is a small JSON object with no "events" array (a state or
+    """Whether a .json file is a small JSON object holding no array of events (a state or
     metadata file), not a file of events."""
     if not name.endswith(".json"):
+        return False
+    try:
+        with files.open(name) as f:
+            if f.read(4096).lstrip()[:1] != b"{":
+                return False  # an array of events, or something reading it names
+    except UNREADABLE:
         return False
     data, _, error = _read_json(
         files, name, settings.EVENTVIEWER_MAX_BASE_STATE_BYTES, "EVENTVIEWER_MAX_BASE_STATE_BYTES"
     )
-    return not error and isinstance(data, dict) and "events" not in data
+    return not error and isinstance(data, dict) and not any(key in data for key in ARRAY_KEYS)
 
 
-def _found(files: Files, names: list[str]) -> str:
+def _found(names: list[str]) -> str:
     """What PATH holds instead of a conversation, and what was expected, in a few words."""
     expected = (
         "expected a conversation folder (base_state.json and events/event-NNNNN-<id>.json), "
@@ -456,7 +462,7 @@ def _found(files: Files, names: list[str]) -> str:
     if not names:
         return f"(it holds no .json or .jsonl file; {expected})"
     shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-    return f'(it holds {shown}, none of them events: JSON objects without an "events" array; {expected})'
+    return f"(it holds {shown}, none of them events: JSON objects without an array of events; {expected})"
 
 
 def _folder_source(

@@ -13,8 +13,10 @@ class Command(BaseCommand):
     help = (
         "Import OpenHands conversations: a conversation folder, a persistence root of them "
         "(like ~/.openhands/conversations, or a whole ~/.openhands with the app server's v1_conversations), "
-        "a .zip of either, a .json/.jsonl file of events, a V0 trajectory (.json), or an evaluation "
-        "output (output.jsonl: each row an instance of a run, SDK or V0 history). "
+        "a .zip of either, a .json/.jsonl file of events, a V0 trajectory (.json), a V0 session store "
+        "(~/.openhands/sessions), an events/ folder or a folder of event-*.json files without base_state.json, "
+        "a folder's events.jsonl, or an evaluation or resolver output (output.jsonl: each row an instance "
+        "of a run, SDK or V0 history). A source with no event eventviewer can read is refused. "
         "Importing again adds only new events. Nothing is written if anything is wrong. "
         "On a terminal, progress (events and files per second, time left) shows as it goes."
     )
