@@ -69,6 +69,12 @@ def test_a_v0_session_imports_again_as_unchanged():
     assert again.startswith("unchanged 63b4315947a049e2b7a51249b3d4fcc3: 0 new of 14 events")
 
 
+def test_pointing_at_a_v0_sessions_events_folder_imports_the_session():
+    out = run_import(SESSIONS / "63b4315947a049e2b7a51249b3d4fcc3" / "events")
+    assert out.startswith("imported 63b4315947a049e2b7a51249b3d4fcc3: 14 new of 14 events")
+    assert Conversation.objects.get().title == "Coin Flip Simulation"
+
+
 def test_a_v0_session_file_that_is_not_a_v0_event_is_refused_naming_it(tmp_path):
     session = tmp_path / "3396c6f9bc024b81ad9bd57d9b9a6768"
     shutil.copytree(SESSIONS / session.name, session)
@@ -96,6 +102,11 @@ def test_pointing_at_the_events_folder_itself_imports_its_conversation():
     assert out.startswith("imported fd9e51ded62a48b49aef8d719a68998e: 5 new of 5 events")
     assert "expected a JSON array" not in out
     assert run_import(CLI_CONVERSATION).startswith("unchanged fd9e51ded62a48b49aef8d719a68998e")
+
+
+def test_an_events_folder_given_as_dot_is_named_by_its_conversation_folder(monkeypatch):
+    monkeypatch.chdir(CLI_CONVERSATION / "events")
+    assert run_import(".").startswith("imported fd9e51ded62a48b49aef8d719a68998e: 5 new of 5 events")
 
 
 def test_pointing_at_an_sdk_conversations_events_folder_imports_the_conversation_with_its_state():
@@ -265,6 +276,7 @@ KINDS: dict[str, Callable[[Path], Path]] = {
     "sdk-folder-with-unnamed-files": with_junk_events,
     "v0-session-store": v0_session,
     "events-folder": events_folder,
+    "folder-of-event-files": lambda root: events_folder(root).rename(root / "simple_echo_hello_world"),
     "events-jsonl-with-state": tab_folder,
     "json-array": file("events.json", "[]"),
     "json-object": file("answer.json", '{"events": []}'),

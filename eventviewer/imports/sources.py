@@ -206,7 +206,8 @@ class DirectoryFiles:
         self._root = str(root)
         self.label = str(root)
         # An events/ folder is named by the conversation folder it is in.
-        self.name = root.name if root.name != "events" else root.absolute().parent.name
+        absolute = root.absolute()
+        self.name = absolute.name if absolute.name != "events" else absolute.parent.name
         self._sizes: dict[str, int] = {}  # filled on demand: listing 100,000 files needs no stat
         self._names: list[str] = []
 
@@ -332,9 +333,10 @@ def find_conversations(path: Path, label: str | None = None, run: str | None = N
         raise SourceError(f"{label}: a broken symbolic link")
     if not path.exists():
         raise SourceError(f"{label}: no such file or folder")
-    if path.is_dir() and path.name == "events" and (path.parent / "base_state.json").is_file():
-        # An SDK conversation's events/ folder: the conversation is its parent.
-        path, label = path.parent, str(PurePosixPath(label).parent)
+    if path.is_dir() and path.absolute().name == "events" and _is_conversation_folder(path.absolute().parent):
+        # A conversation's events/ folder: the conversation is its parent.
+        path = path.absolute().parent
+        label = str(PurePosixPath(label).parent) if PurePosixPath(label).name == "events" else str(path)
     if path.is_dir():
         files: Files = DirectoryFiles(path)
     elif path.suffix.lower() == ".zip":
@@ -346,6 +348,12 @@ def find_conversations(path: Path, label: str | None = None, run: str | None = N
     else:
         raise SourceError(f"{label}: expected a conversation folder, a .zip, a .json or a .jsonl file")
     return _sources_in(files, label, run)
+
+
+def _is_conversation_folder(folder: Path) -> bool:
+    """Whether a folder holding events/ is one conversation's: an SDK one (base_state.json)
+    or a V0 session (metadata.json)."""
+    return any((folder / name).is_file() for name in ("base_state.json", "metadata.json"))
 
 
 class _SingleFile:
