@@ -109,6 +109,15 @@ def test_an_events_folder_given_as_dot_is_named_by_its_conversation_folder(monke
     assert run_import(".").startswith("imported fd9e51ded62a48b49aef8d719a68998e: 5 new of 5 events")
 
 
+def test_one_event_file_alone_is_refused_in_one_line_saying_what_to_pass():
+    event = sorted(CLI_TRAJECTORY.glob("event-*.json"))[1]
+    (line,) = refused(event)
+    assert line == (
+        f"{event}: one SDK event file (event-NNNNN-<id>.json): pass the folder holding the "
+        "conversation's events, or a .zip of it"
+    )
+
+
 def test_pointing_at_an_sdk_conversations_events_folder_imports_the_conversation_with_its_state():
     run_import(SDK_SIMPLE / "events")
     conversation = Conversation.objects.get()

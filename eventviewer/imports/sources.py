@@ -342,6 +342,11 @@ def find_conversations(path: Path, label: str | None = None, run: str | None = N
     elif path.suffix.lower() == ".zip":
         _check_size(path.stat().st_size, label, settings.EVENTVIEWER_MAX_FILE_BYTES, "EVENTVIEWER_MAX_FILE_BYTES")
         files = ZipFiles(path, label)
+    elif _event_file_name(PurePosixPath(label).name) is not None:
+        raise SourceError(
+            f"{label}: one SDK event file (event-NNNNN-<id>.json): pass the folder holding the "
+            "conversation's events, or a .zip of it"
+        )
     elif path.suffix.lower() in (".json", ".jsonl"):
         # The label's name, not the path's: an upload is saved under a temporary name.
         return _file_sources(_SingleFile(path, label), PurePosixPath(label).name, label, run)
