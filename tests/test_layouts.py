@@ -205,7 +205,14 @@ def test_a_resolver_row_that_failed_is_failed(tmp_path):
             {"task": "fix it", "history": [], "success": True},
             'row 1: not a row eventviewer can read: it has "task", "history", "success"; missing "instance_id"',
         ),
-        ({"instance_id": "x", "test_result": {}}, 'row 1: not a row eventviewer can read: it has "instance_id", '),
+        (
+            {"instance_id": "x", "test_result": {}},
+            'row 1: not a row eventviewer can read: it has "instance_id", "test_result"; missing "history" (',
+        ),
+        (
+            {"issue": {"owner": "o", "repo": "r", "number": 1}, "success": True},
+            'row 1: not a row eventviewer can read: it has "issue", "success"; missing "history" (',
+        ),
         (
             {"issue": {"owner": "o", "repo": "r"}, "history": []},
             'row 1: a resolver output\'s "issue" must have "owner", "repo" (strings) and "number" (an integer)',

@@ -131,7 +131,7 @@ def _row_problem(data: Any) -> str:
             return 'a resolver output\'s "issue" must have "owner", "repo" (strings) and "number" (an integer)'
         data["instance_id"] = resolved
     if "instance_id" not in data or "history" not in data:
-        missing = [f'"{k}"' for k in runs.ROW_FIELDS if k not in data]
+        missing = [f'"{k}"' for k in runs.ROW_FIELDS if k not in data and not (k == "instance_id" and "issue" in data)]
         has = ", ".join(f'"{k}"' for k in list(data)[:12]) or "no fields"
         return (
             f"not a row eventviewer can read: it has {has}; missing {' and '.join(missing)} "
