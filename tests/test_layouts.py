@@ -75,6 +75,12 @@ def test_pointing_at_a_v0_sessions_events_folder_imports_the_session():
     assert Conversation.objects.get().title == "Coin Flip Simulation"
 
 
+def test_a_v0_session_over_the_event_limit_is_refused_before_reading(settings):
+    settings.EVENTVIEWER_MAX_EVENTS = 13
+    session = SESSIONS / "63b4315947a049e2b7a51249b3d4fcc3"
+    assert refused(session) == [f"{session}: 14 events, over the limit of 13 (EVENTVIEWER_MAX_EVENTS)"]
+
+
 def test_a_v0_session_file_that_is_not_a_v0_event_is_refused_naming_it(tmp_path):
     session = tmp_path / "3396c6f9bc024b81ad9bd57d9b9a6768"
     shutil.copytree(SESSIONS / session.name, session)

@@ -325,6 +325,11 @@ def v0_session_source(files: Files, folder: str, names: list[str], label: str) -
     if isinstance(metadata.get("title"), str):
         source.title = metadata["title"].replace("\x00", "").strip()[:300]
     source.expected = len(numbered)
+    if len(numbered) > settings.EVENTVIEWER_MAX_EVENTS:
+        source.problems.append(
+            f"{where}: {len(numbered):,} events, over the limit of {settings.EVENTVIEWER_MAX_EVENTS:,} "
+            "(EVENTVIEWER_MAX_EVENTS)"
+        )
     cap = settings.EVENTVIEWER_MAX_EVENT_BYTES
 
     def read() -> Iterator[RawEvent]:
