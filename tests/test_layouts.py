@@ -333,3 +333,14 @@ def test_the_import_page_refuses_a_v0_session_with_no_readable_event(client, ope
     html = client.get(response["Location"]).content.decode()
     assert "Nothing was imported" in html and "not a V0 event" in html
     assert not Conversation.objects.exists() and Upload.objects.get().problems
+
+
+def test_the_import_page_imports_a_zip_of_a_layout_without_base_state(client, open_site, tmp_path):
+    with zipfile.ZipFile(tmp_path / "tab.zip", "w") as archive:
+        for path in TAB.rglob("*.json*"):
+            archive.write(path, str(path.relative_to(TAB)))
+    with open(tmp_path / "tab.zip", "rb") as f:
+        response = client.post("/import/", {"files": f})
+    html = client.get(response["Location"]).content.decode()
+    assert "Nothing was imported" not in html and "35 new events, 0 unchanged" in html
+    assert Conversation.objects.count() == 2
