@@ -293,32 +293,50 @@ def zipped(root: Path) -> Path:
     return root / "run.zip"
 
 
-KINDS: dict[str, Callable[[Path], Path]] = {
-    "sdk-folder-without-events": sdk_folder,
-    "sdk-folder-with-unnamed-files": with_junk_events,
-    "v0-session-store": v0_session,
-    "events-folder": events_folder,
-    "folder-of-event-files": lambda root: events_folder(root).rename(root / "simple_echo_hello_world"),
-    "events-jsonl-with-state": tab_folder,
-    "json-array": file("events.json", "[]"),
-    "json-object": file("answer.json", '{"events": []}'),
-    "jsonl": file("log.jsonl", "\n"),
-    "v0-trajectory": file("traj.json", '[{"id": 0, "action": 7}]'),
-    "evaluation-output": file("output.jsonl", json.dumps({"instance_id": "i", "history": [{"x": 1}]}) + "\n"),
-    "resolver-output": file(
-        "output.jsonl", json.dumps({"issue": {"owner": "o", "repo": "r", "number": 1}, "history": [{"x": 1}]}) + "\n"
+def neighbours_only(root: Path) -> Path:
+    (root / "state.json").write_text('{"status": "IDLE"}')
+    (root / "metadata.json").write_text('{"title": "t"}')
+    return root
+
+
+# Each kind of source the detector knows, made without a readable event, and what its one
+# line must say.
+KINDS: dict[str, tuple[Callable[[Path], Path], str]] = {
+    "sdk-folder-without-events": (sdk_folder, "/events: holds no event file (expected SDK event files named"),
+    "sdk-folder-with-unnamed-files": (with_junk_events, "/events: holds 1 file named notes.json: expected SDK"),
+    "v0-session-store": (v0_session, "/events/0.json: not a V0 event"),
+    "events-folder": (events_folder, "/event-00000-x.json: the file name says event x but the file holds event None"),
+    "folder-of-event-files": (
+        lambda root: events_folder(root).rename(root / "simple_echo_hello_world"),
+        "simple_echo_hello_world/event-00000-x.json: the file name says event x",
     ),
-    "app-server": app_server,
-    "zip": zipped,
-    "only-neighbours": file("state.json", '{"status": "IDLE"}'),
+    "events-jsonl-with-state": (tab_folder, "local-x/events.jsonl: holds no events"),
+    "json-array": (file("events.json", "[]"), "events.json: holds no events"),
+    "json-object": (file("answer.json", '{"events": []}'), "answer.json: holds no events"),
+    "jsonl": (file("log.jsonl", "\n"), "log.jsonl: holds no events"),
+    "v0-trajectory": (file("traj.json", '[{"id": 0, "action": 7}]'), 'traj.json[0]: "id" must be a string'),
+    "evaluation-output": (
+        file("output.jsonl", json.dumps({"instance_id": "i", "history": [{"x": 1}]}) + "\n"),
+        'output.jsonl: row 1 (instance i), history[0]: the event has no "id"',
+    ),
+    "resolver-output": (
+        file(
+            "output.jsonl",
+            json.dumps({"issue": {"owner": "o", "repo": "r", "number": 1}, "history": [{"x": 1}]}) + "\n",
+        ),
+        'output.jsonl: row 1 (instance o/r#1), history[0]: the event has no "id"',
+    ),
+    "app-server": (app_server, '2bf879d90d6149c8afe4b6a68138ff28.json: the event has no "id"'),
+    "zip": (zipped, "run.zip/fd9e51ded62a48b49aef8d719a68998e/events: holds no event file"),
+    "only-neighbours": (neighbours_only, "no conversation found (it holds metadata.json, state.json, none of them"),
 }
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
-def test_a_source_with_no_readable_event_is_refused(tmp_path, kind):
-    path = KINDS[kind](tmp_path)
-    lines = refused(path)
-    assert lines and all(str(tmp_path) in line for line in lines)
+def test_a_source_with_no_readable_event_is_refused_saying_what_it_holds(tmp_path, kind):
+    make, says = KINDS[kind]
+    (line,) = refused(make(tmp_path))
+    assert line.startswith(str(tmp_path)) and says in line
 
 
 def test_the_import_page_refuses_a_v0_session_with_no_readable_event(client, open_site, tmp_path):

@@ -561,7 +561,8 @@ def _no_events(names: list[str]) -> str:
     )
     if not shown:
         return f"holds no event file ({expected})"
-    return f"holds {len(shown)} file{'s' if len(shown) != 1 else ''} named {shown[0]}…{shown[-1]}: {expected}"
+    named = shown[0] if len(shown) == 1 else f"{shown[0]}…{shown[-1]}"
+    return f"holds {len(shown)} file{'s' if len(shown) != 1 else ''} named {named}: {expected}"
 
 
 def derived_id(name: str, first_id: Any) -> str:
