@@ -165,10 +165,14 @@ def test_the_admin_lists_runs_and_a_runs_instances_link_to_their_conversations(a
     assert changelist.status_code == 200
     assert "safety gpt-4o" in changelist.content.decode()
     page = admin_client.get(f"/admin/eventviewer/run/{run.pk}/change/").content.decode()
-    for found in run.instances.select_related("conversation"):
-        assert found.instance_id in page
-        assert f'href="{found.conversation.get_absolute_url()}"' in page
     assert "Delete" not in page and "Save" not in page  # read-only, as imported
+    link = f"/admin/eventviewer/instance/?run__id__exact={run.pk}"
+    assert f'href="{link}">2 instances</a>' in page  # listed on their own, paged, not inline
+    assert "safety-misconfig" not in page
+    listed = admin_client.get(link).content.decode()
+    for found in run.instances.select_related("conversation"):
+        assert found.instance_id in listed
+        assert f'href="{found.conversation.get_absolute_url()}"' in listed
 
 
 # V0
@@ -426,6 +430,33 @@ def test_the_run_page_partial_has_no_html_element(user_client):
     response = user_client.get("/runs/fixtures/?outcome=resolved", HTTP_HX_REQUEST="true")
     assert response.status_code == 200 and "<html" not in response.content.decode()
     assert response["Vary"] and "HX-Request" in response["Vary"]
+
+
+def test_the_run_page_is_paged_in_the_url_and_keeps_its_sort(user_client, settings):
+    settings.EVENTVIEWER_LIST_PAGE_SIZE = 1
+    run_import(PARALLEL_PENDING, "--run", "fixtures")
+    first = user_client.get("/runs/fixtures/?sort=tokens&dir=desc").content.decode()
+    table = text_of(first, "instance-table")
+    assert "parallel-with-invalid-call" in table and "confirmation-pending" not in table
+    assert "all 2" in table and "page 1 of 2" in table
+    assert 'href="?sort=tokens&amp;dir=desc&amp;page=2"' in first
+    second = text_of(user_client.get("/runs/fixtures/?sort=tokens&dir=desc&page=2").content.decode(), "instance-table")
+    assert "confirmation-pending" in second and "parallel-with-invalid-call" not in second
+    assert "page 2 of 2" in second
+    assert "page 2 of 2" in text_of(
+        user_client.get("/runs/fixtures/?page=99").content.decode(), "instance-table"
+    )  # past the end: the last page
+    assert user_client.get("/runs/fixtures/?page=0").status_code == 400
+
+
+def test_a_run_page_holds_one_page_of_instances_whatever_the_run(user_client, settings, tmp_path):
+    """10,000 instances made 5.9 MB of HTML: a page holds EVENTVIEWER_LIST_PAGE_SIZE rows."""
+    data = rows(PARALLEL_PENDING)
+    many = [dict(data[i % 2], instance_id=f"case-{i:03d}") for i in range(120)]
+    run_import(write_rows(tmp_path / "many.jsonl", many), "--run", "many")
+    html = user_client.get("/runs/many/").content.decode()
+    assert html.count('<td class="title-cell">') == settings.EVENTVIEWER_LIST_PAGE_SIZE == 50
+    assert "page 1 of 3" in text_of(html, "instance-table")
 
 
 @pytest.mark.parametrize("query", ["outcome=bogus", "sort=nope", "dir=up"])
