@@ -370,6 +370,21 @@ def test_one_instance_in_two_rows_is_refused(tmp_path):
     assert "row 3 (instance safety-misconfig): instance safety-misconfig is also row 1" in line
 
 
+def test_a_repeated_instance_on_the_last_row_is_refused_before_any_row_is_imported(tmp_path):
+    """10,000 rows were imported (124 s) and rolled back before the refusal: the ids are
+    checked as the rows are found, and nothing is read or written further."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    data = rows(SDK_OUTPUT)
+    many = [dict(data[i % 2], instance_id=f"case-{i:03d}") for i in range(200)]
+    path = write_rows(tmp_path / "output.jsonl", [*many, many[7]])
+    with CaptureQueriesContext(connection) as queries:
+        (line,) = refused(path)
+    assert line == f"{path}: row 201 (instance case-007): instance case-007 is also row 8"
+    assert not [q for q in queries if "INSERT" in q["sql"]]
+
+
 def test_a_bad_v0_event_names_the_file_and_event(tmp_path):
     events = json.loads(V0_TRAJECTORY.read_text())
     events.append({"id": 3, "action": "finish", "source": "agent", "args": {}})
