@@ -404,6 +404,40 @@ def test_a_bad_v0_row_names_the_row_and_event(tmp_path):
     )
 
 
+def app_server_folder(root: Path, count: int, text: str = "") -> Path:
+    """A conversation in the app server's layout: a file per event named by its id's hex,
+    written in an order other than the timestamps'."""
+    from .conftest import message
+
+    folder = root / "v1_conversations" / ("ab" * 16)
+    folder.mkdir(parents=True)
+    for i in reversed(range(count)):
+        event = message(f"{i:032x}", f"{i - 1:032x}" if i else None, f"{i} {text}")
+        event["timestamp"] = f"2026-01-01T00:{i // 60 % 60:02d}:{i % 60:02d}.{i:06d}"
+        (folder / f"{i:032x}.json").write_text(json.dumps(event, indent=2))
+    return folder
+
+
+def test_the_app_server_layout_is_read_as_a_stream(tmp_path):
+    """40,000 events held 553 MB at once: the events come one at a time, in timestamp order."""
+    import tracemalloc
+
+    from eventviewer.imports.sources import find_conversations
+
+    app_server_folder(tmp_path, 2_000, "x" * 3_000)  # 6 MB of events
+    (source,) = find_conversations(tmp_path)
+    in_order = 0
+    tracemalloc.start()
+    try:
+        for event in source.events():
+            in_order += (event.seq, event.data["id"]) == (in_order, f"{in_order:032x}")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert in_order == 2_000
+    assert peak < 4_000_000, f"peak {peak:,} bytes reading 6 MB of events"  # it held 18 MB
+
+
 def test_a_bad_app_server_event_names_its_file(tmp_path):
     shutil.copytree(APP_HOME / "v1_conversations", tmp_path / "v1_conversations")
     broken = next((tmp_path / "v1_conversations" / "cacbc37bb14848e78a86c44fd00affdb").glob("*.json"))
