@@ -584,6 +584,7 @@ def test_an_uploaded_evaluation_output_becomes_a_run(client, open_site):
     conversation = instance("confirmation-pending").conversation
     assert f'href="{conversation.get_absolute_url()}"' in html and "6 new events, 0 unchanged" in html
     assert Run.objects.get().name == "parallel-pending"
+    assert 'Run <a href="/runs/parallel-pending/">parallel-pending</a>: 2 instances' in html
 
 
 def test_an_upload_names_its_run(client, open_site):
