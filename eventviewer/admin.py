@@ -1,6 +1,8 @@
 from django.contrib import admin
 from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest
+from django.template.defaultfilters import pluralize
+from django.urls import reverse
 from django.utils.html import format_html
 
 from eventviewer import tasks
@@ -71,15 +73,17 @@ class ShareLinkAdmin(admin.ModelAdmin):
     readonly_fields = ["token", "created_by", "created_at"]
 
 
-class InstanceInline(admin.TabularInline):
-    """A run's instances, each linking to its conversation (deleted from there)."""
+@admin.register(Instance)
+class InstanceAdmin(admin.ModelAdmin):
+    """A run's instances, paged (a run can hold 10,000), each linking to its conversation
+    (deleted from there)."""
 
-    model = Instance
-    fields = ["instance_id", "outcome", "conversation_link", "turns", "failures", "row"]
-    readonly_fields = fields
-    ordering = ["instance_id"]
-    extra = 0
-    can_delete = False
+    list_display = ["instance_id", "run", "outcome", "conversation_link", "turns", "failures", "row"]
+    list_filter = ["run", "outcome"]
+    search_fields = ["instance_id"]
+    ordering = ["run", "instance_id"]
+    list_select_related = ["run", "conversation"]
+    show_full_result_count = False
 
     @admin.display(description="conversation")
     def conversation_link(self, obj: Instance) -> str:
@@ -87,25 +91,35 @@ class InstanceInline(admin.TabularInline):
         return format_html('<a href="{}">{}</a>', conversation.get_absolute_url(), conversation)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Instance]:
-        return super().get_queryset(request).filter(conversation__deleting=False).select_related("conversation")
+        return super().get_queryset(request).filter(conversation__deleting=False)
 
-    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
     def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
         return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False  # with its conversation
 
 
 @admin.register(Run)
 class RunAdmin(admin.ModelAdmin):
     list_display = ["name", "slug", "instance_count", "source", "imported_at"]
     search_fields = ["name", "slug"]
-    readonly_fields = ["name", "slug", "source", "metadata", "imported_at"]
-    inlines = [InstanceInline]
+    readonly_fields = ["name", "slug", "source", "metadata", "imported_at", "instances"]
 
     @admin.display(description="instances", ordering="instance_count")
     def instance_count(self, obj: Run) -> int:
         return obj.instance_count
+
+    @admin.display(description="instances")
+    def instances(self, obj: Run) -> str:
+        listed = reverse("admin:eventviewer_instance_changelist")
+        count = obj.instance_count
+        return format_html(
+            '<a href="{}?run__id__exact={}">{} instance{}</a>', listed, obj.pk, f"{count:,}", pluralize(count)
+        )
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Run]:
         shown = Q(instances__conversation__deleting=False)

@@ -238,7 +238,7 @@ class ExportForm(forms.Form):
 
 class RunForm(SortedForm):
     """A run's instances: ``q`` filters by instance id, ``outcome`` by outcome, ``sort`` and
-    ``dir`` order them."""
+    ``dir`` order them, ``page`` pages them."""
 
     DEFAULT_SORT = "instance"
     ASCENDING = ("instance", "outcome")
@@ -255,6 +255,7 @@ class RunForm(SortedForm):
     }
     q = forms.CharField(max_length=200, required=False)
     outcome = forms.ChoiceField(choices=[(k, k) for k in runs.OUTCOMES], required=False)
+    page = forms.IntegerField(min_value=1, required=False)
 
 
 class RunCompareForm(forms.Form):

@@ -270,3 +270,28 @@ def test_the_conversation_page_offers_the_exports(client, open_site, imported):
     for fmt in ("markdown", "messages", "events"):
         assert f"/c/{conversation.conversation_id}/export/?leaf={leaf}&amp;format={fmt}" in html
     assert f'href="/c/{conversation.conversation_id}/export.zip" download' in html
+
+
+def test_a_branch_of_user_messages_streams_as_messages_in_bounded_memory(client, open_site, folder, tmp_path):
+    """Adjacent user messages are one chat message: 1,200 of 5 KB (6 MB) are written out
+    as they are read, never held whole (it held the branch's JSON and the message at once)."""
+    import tracemalloc
+
+    texts = [f"{i:05d} " + "words of a long message " * 200 for i in range(1_200)]
+    events = [message(f"m{i}", f"m{i - 1}" if i else None, text) for i, text in enumerate(texts)]
+    (conversation,) = import_root(folder(events, {"leaf_event_id": "m1199"}))
+    response = client.get(f"/c/{conversation.conversation_id}/export/", {"format": "messages"})
+    assert response.streaming
+    written = tmp_path / "messages.json"
+    tracemalloc.start()
+    try:
+        with written.open("wb") as out:  # on disk, so that only the export's own memory is traced
+            for chunk in response.streaming_content:
+                out.write(chunk)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    chat = json.loads(written.read_bytes())
+    assert [m["role"] for m in chat] == ["user"]
+    assert [p["text"] for p in chat[0]["content"]] == texts
+    assert peak < 2_000_000, f"peak {peak:,} bytes while writing 6 MB of messages"

@@ -16,7 +16,7 @@ from django.core.management import CommandError, call_command
 from eventviewer.imports.importer import import_paths
 from eventviewer.models import Conversation, ConversationState, Event, EventPayload, ShareLink, Upload
 
-from .conftest import fixture_folder, message
+from .conftest import fixture_folder, message, text_of
 
 ROOT_DIR = Path(__file__).resolve().parent.parent
 
@@ -157,7 +157,8 @@ def test_an_upload_answers_at_once_with_a_page_that_follows_it(client, open_site
     assert response.status_code == 302
     page = client.get(response["Location"])
     html = page.content.decode()
-    assert "Waiting for a worker" in html and 'hx-trigger="every 1s"' in html
+    assert "Uploaded. Waiting for the import to start" in html and 'hx-trigger="every 1s"' in html
+    assert "worker" not in text_of(html, "import-status")  # how it runs is not the reader's business
     partial = client.get(response["Location"], headers={"HX-Request": "true"}).content.decode()
     assert "<html" not in partial and 'id="import-status"' in partial
     assert page["Vary"] and "HX-Request" in page["Vary"]
@@ -210,6 +211,8 @@ def test_a_running_import_shows_its_progress_and_a_silent_worker_is_stopped(clie
     tasks.write_progress(item.folder, progress)
     html = client.get(item.get_absolute_url()).content.decode()
     assert "40 of 100 events" in html and "events/s" in html and 'hx-trigger="every 1s"' in html
+    assert '<progress max="100" value="40" aria-label="Import">' in html and "40%" in text_of(html, "import-status")
+    assert "<title>Importing run.jsonl · eventviewer</title>" in html
 
     # Its process is gone: the page says so at once, and a worker marks it failed.
     state = json.loads((item.folder / tasks.PROGRESS_FILE).read_text())
@@ -220,6 +223,31 @@ def test_a_running_import_shows_its_progress_and_a_silent_worker_is_stopped(clie
     assert DBTaskResult.objects.get(pk=result.id).status == "FAILED"
     item.refresh_from_db()
     assert item.finished_at and item.problems == [tasks.STOPPED]
+
+
+def test_a_finished_import_says_imported_in_its_title_and_its_partial(client, open_site, tmp_path):
+    response = upload(client, tmp_path, "run.jsonl", json.dumps(message("m1", None, "hi")))
+    html = client.get(response["Location"]).content.decode()
+    assert "<title>Imported run.jsonl · eventviewer</title>" in html
+    assert text_of(html, "import-status").startswith("Imported run.jsonl")
+    partial = client.get(response["Location"], headers={"HX-Request": "true"}).content.decode()
+    assert partial.strip().startswith("<title>Imported run.jsonl · eventviewer</title>")  # htmx sets the title from it
+
+
+def test_a_failed_import_offers_to_try_again(client, open_site, tmp_path):
+    response = upload(client, tmp_path, "bad.jsonl", '{"id": "m1", "kind": "X",}\n')
+    html = client.get(response["Location"]).content.decode()
+    assert "<title>Import failed: bad.jsonl · eventviewer</title>" in html
+    assert 'href="/import/">Try again</a>' in html
+
+
+def test_malformed_json_is_named_by_line_and_column_in_its_file(client, open_site, tmp_path):
+    response = upload(client, tmp_path, "bad.jsonl", json.dumps(message("m1", None, "hi")) + '\n{"id": "m2",}\n')
+    status = text_of(client.get(response["Location"]).content.decode(), "import-status")
+    assert "bad.jsonl:2: malformed JSON at line 2, column 12 (trailing comma is not allowed)" in status
+    response = upload(client, tmp_path, "bad.json", '[\n  {"id": "m1", "kind": "MessageEvent"},\n  {"id" "m2"}\n]')
+    status = text_of(client.get(response["Location"]).content.decode(), "import-status")
+    assert "bad.json[1]: malformed JSON at line 3, column 9 (Expecting ':' delimiter)" in status
 
 
 def test_an_unknown_upload_is_a_404(client, open_site):

@@ -165,10 +165,14 @@ def test_the_admin_lists_runs_and_a_runs_instances_link_to_their_conversations(a
     assert changelist.status_code == 200
     assert "safety gpt-4o" in changelist.content.decode()
     page = admin_client.get(f"/admin/eventviewer/run/{run.pk}/change/").content.decode()
-    for found in run.instances.select_related("conversation"):
-        assert found.instance_id in page
-        assert f'href="{found.conversation.get_absolute_url()}"' in page
     assert "Delete" not in page and "Save" not in page  # read-only, as imported
+    link = f"/admin/eventviewer/instance/?run__id__exact={run.pk}"
+    assert f'href="{link}">2 instances</a>' in page  # listed on their own, paged, not inline
+    assert "safety-misconfig" not in page
+    listed = admin_client.get(link).content.decode()
+    for found in run.instances.select_related("conversation"):
+        assert found.instance_id in listed
+        assert f'href="{found.conversation.get_absolute_url()}"' in listed
 
 
 # V0
@@ -366,6 +370,21 @@ def test_one_instance_in_two_rows_is_refused(tmp_path):
     assert "row 3 (instance safety-misconfig): instance safety-misconfig is also row 1" in line
 
 
+def test_a_repeated_instance_on_the_last_row_is_refused_before_any_row_is_imported(tmp_path):
+    """10,000 rows were imported (124 s) and rolled back before the refusal: the ids are
+    checked as the rows are found, and nothing is read or written further."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    data = rows(SDK_OUTPUT)
+    many = [dict(data[i % 2], instance_id=f"case-{i:03d}") for i in range(200)]
+    path = write_rows(tmp_path / "output.jsonl", [*many, many[7]])
+    with CaptureQueriesContext(connection) as queries:
+        (line,) = refused(path)
+    assert line == f"{path}: row 201 (instance case-007): instance case-007 is also row 8"
+    assert not [q for q in queries if "INSERT" in q["sql"]]
+
+
 def test_a_bad_v0_event_names_the_file_and_event(tmp_path):
     events = json.loads(V0_TRAJECTORY.read_text())
     events.append({"id": 3, "action": "finish", "source": "agent", "args": {}})
@@ -383,6 +402,40 @@ def test_a_bad_v0_row_names_the_row_and_event(tmp_path):
     assert any(
         "row 1 (instance ponylang__ponyc-4595), history[3]: event 2: duplicate event id" in line for line in lines
     )
+
+
+def app_server_folder(root: Path, count: int, text: str = "") -> Path:
+    """A conversation in the app server's layout: a file per event named by its id's hex,
+    written in an order other than the timestamps'."""
+    from .conftest import message
+
+    folder = root / "v1_conversations" / ("ab" * 16)
+    folder.mkdir(parents=True)
+    for i in reversed(range(count)):
+        event = message(f"{i:032x}", f"{i - 1:032x}" if i else None, f"{i} {text}")
+        event["timestamp"] = f"2026-01-01T00:{i // 60 % 60:02d}:{i % 60:02d}.{i:06d}"
+        (folder / f"{i:032x}.json").write_text(json.dumps(event, indent=2))
+    return folder
+
+
+def test_the_app_server_layout_is_read_as_a_stream(tmp_path):
+    """40,000 events held 553 MB at once: the events come one at a time, in timestamp order."""
+    import tracemalloc
+
+    from eventviewer.imports.sources import find_conversations
+
+    app_server_folder(tmp_path, 2_000, "x" * 3_000)  # 6 MB of events
+    (source,) = find_conversations(tmp_path)
+    in_order = 0
+    tracemalloc.start()
+    try:
+        for event in source.events():
+            in_order += (event.seq, event.data["id"]) == (in_order, f"{in_order:032x}")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert in_order == 2_000
+    assert peak < 4_000_000, f"peak {peak:,} bytes reading 6 MB of events"  # it held 18 MB
 
 
 def test_a_bad_app_server_event_names_its_file(tmp_path):
@@ -426,6 +479,33 @@ def test_the_run_page_partial_has_no_html_element(user_client):
     response = user_client.get("/runs/fixtures/?outcome=resolved", HTTP_HX_REQUEST="true")
     assert response.status_code == 200 and "<html" not in response.content.decode()
     assert response["Vary"] and "HX-Request" in response["Vary"]
+
+
+def test_the_run_page_is_paged_in_the_url_and_keeps_its_sort(user_client, settings):
+    settings.EVENTVIEWER_LIST_PAGE_SIZE = 1
+    run_import(PARALLEL_PENDING, "--run", "fixtures")
+    first = user_client.get("/runs/fixtures/?sort=tokens&dir=desc").content.decode()
+    table = text_of(first, "instance-table")
+    assert "parallel-with-invalid-call" in table and "confirmation-pending" not in table
+    assert "all 2" in table and "page 1 of 2" in table
+    assert 'href="?sort=tokens&amp;dir=desc&amp;page=2"' in first
+    second = text_of(user_client.get("/runs/fixtures/?sort=tokens&dir=desc&page=2").content.decode(), "instance-table")
+    assert "confirmation-pending" in second and "parallel-with-invalid-call" not in second
+    assert "page 2 of 2" in second
+    assert "page 2 of 2" in text_of(
+        user_client.get("/runs/fixtures/?page=99").content.decode(), "instance-table"
+    )  # past the end: the last page
+    assert user_client.get("/runs/fixtures/?page=0").status_code == 400
+
+
+def test_a_run_page_holds_one_page_of_instances_whatever_the_run(user_client, settings, tmp_path):
+    """10,000 instances made 5.9 MB of HTML: a page holds EVENTVIEWER_LIST_PAGE_SIZE rows."""
+    data = rows(PARALLEL_PENDING)
+    many = [dict(data[i % 2], instance_id=f"case-{i:03d}") for i in range(120)]
+    run_import(write_rows(tmp_path / "many.jsonl", many), "--run", "many")
+    html = user_client.get("/runs/many/").content.decode()
+    assert html.count('<td class="title-cell">') == settings.EVENTVIEWER_LIST_PAGE_SIZE == 50
+    assert "page 1 of 3" in text_of(html, "instance-table")
 
 
 @pytest.mark.parametrize("query", ["outcome=bogus", "sort=nope", "dir=up"])
@@ -504,6 +584,7 @@ def test_an_uploaded_evaluation_output_becomes_a_run(client, open_site):
     conversation = instance("confirmation-pending").conversation
     assert f'href="{conversation.get_absolute_url()}"' in html and "6 new events, 0 unchanged" in html
     assert Run.objects.get().name == "parallel-pending"
+    assert 'Run <a href="/runs/parallel-pending/">parallel-pending</a>: 2 instances' in html
 
 
 def test_an_upload_names_its_run(client, open_site):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -396,27 +397,75 @@ def _app_server_source(files: Files, folder: str, hex_id: str, members: list[str
     source.files = len(members)
     if not source.conversation_id:
         source.problems.append(f"{where}: the folder name is not a 32-hex conversation id")
-    cap = settings.EVENTVIEWER_MAX_EVENT_BYTES
-
-    def events() -> Iterator[RawEvent]:
-        # The app server reads a conversation's events back sorted by timestamp.
-        found: list[tuple[str, str, int, RawEvent]] = []
-        for name in members:
-            member_where = f"{label}/{name}"
-            read: Iterable[RawEvent]
-            if f"/{EVENTS_BATCH}/" in f"/{name}" and not _holds_an_object(files, name):
-                read = _json_array_events(files, name, member_where)
-            else:
-                read = [_app_server_event(files, name, member_where, cap)]
-            for index, event in enumerate(read):
-                stamp = event.data.get("timestamp") if isinstance(event.data, dict) else ""
-                found.append((stamp if isinstance(stamp, str) else "", name, index, event))
-        found.sort(key=lambda f: f[:3])
-        for seq, (*_, event) in enumerate(found):
-            yield event._replace(seq=seq)
-
-    source._events = events
+    source._events = AppServerEvents(files, members, label)
     return source
+
+
+class AppServerEvents:
+    """A conversation's events in the app server's layout, in the order it reads them back
+    (by timestamp), in two passes: every file's timestamps first, then each event read
+    again when its turn comes. Memory holds their order, not the events (a batch file's
+    events are kept from its first event's turn to its last's)."""
+
+    def __init__(self, files: Files, members: list[str], label: str):
+        self.files, self.members, self.label = files, members, label
+        self.cap = settings.EVENTVIEWER_MAX_EVENT_BYTES
+        self.known: frozenset[str] = frozenset()  # files stored before (see since)
+        self.known_count, self.known_last = 0, ""
+        self.count, self.last = 0, ""  # after a whole read: how many events, the latest timestamp
+
+    def since(self, known: frozenset[str], count: int, last: str) -> None:
+        """Read only the files not in ``known``, which hold the first ``count`` events (the
+        latest stamped ``last``), as a watch stored them: unless a new one sorts before
+        ``last``, when all are read again, as a first import would."""
+        self.known, self.known_count, self.known_last = known, count, last
+
+    def _order(self, names: list[str]) -> list[tuple[str, str, int]]:
+        keys = []
+        for name in names:
+            for index, event in enumerate(self._read(name)):
+                stamp = event.data.get("timestamp") if isinstance(event.data, dict) else ""
+                keys.append((stamp if isinstance(stamp, str) else "", name, index))
+        keys.sort()
+        return keys
+
+    def _read(self, name: str) -> Iterable[RawEvent]:
+        where = f"{self.label}/{name}"
+        if f"/{EVENTS_BATCH}/" in f"/{name}" and not _holds_an_object(self.files, name):
+            return _json_array_events(self.files, name, where)
+        return [_app_server_event(self.files, name, where, self.cap)]
+
+    def __call__(self) -> Iterator[RawEvent]:
+        start, keys = 0, []
+        if self.known:
+            keys = self._order([n for n in self.members if n not in self.known])
+            if all(stamp >= self.known_last for stamp, _, _ in keys if stamp):
+                start = self.known_count
+            else:
+                keys = []
+        if not start:
+            keys = self._order(self.members)
+        self.last = self.known_last if start else ""
+        left = Counter(name for _, name, _ in keys)
+        batches: dict[str, list[RawEvent]] = {}
+        seq = start
+        for stamp, name, index in keys:
+            if left[name] == 1 and name not in batches:
+                event = next(iter(self._read(name)))  # one event to a file: the usual case
+            else:
+                held = batches.setdefault(name, list(self._read(name)))
+                event = (
+                    held[index]
+                    if index < len(held)
+                    else RawEvent(0, f"{self.label}/{name}", None, b"", "changed while it was read")
+                )
+                left[name] -= 1
+                if not left[name]:
+                    del batches[name]
+            yield event._replace(seq=seq)
+            seq += 1
+            self.last = max(self.last, stamp)
+        self.count = seq
 
 
 def _holds_an_object(files: Files, name: str) -> bool:

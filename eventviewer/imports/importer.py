@@ -142,6 +142,11 @@ def tuned_for_bulk_import() -> Iterator[None]:
 
 
 def _import_all(sources: list[ConversationSource], problems: list[str], progress: Progress) -> list[Imported]:
+    # What finding the sources already refused (a repeated instance, a row that is not JSON)
+    # refuses the import before any row is read again or written.
+    problems.extend(p for source in sources for p in source.problems)
+    if problems:
+        raise ImportFailed(problems)
     results = []
     if connection.vendor == "sqlite":
         # A bigger page cache (16 MiB) keeps index pages in memory instead of
@@ -261,8 +266,6 @@ def _link_subagents(parent: Conversation, children: list[Conversation]) -> None:
 
 
 def _import(source: ConversationSource, progress: Progress) -> Imported:
-    if source.problems:
-        raise ImportFailed(source.problems)
     source_state = source.state()
     if source_state.problems:  # it changed since it was found
         raise ImportFailed(source_state.problems)

@@ -16,15 +16,16 @@ READ_CHUNK = 1024 * 1024  # bytes read at a time from a JSON or JSONL file
 _TOO_DEEP = f"nested deeper than {MAX_NESTING} levels of arrays and objects"
 
 
-def parse_json(content: bytes) -> tuple[Any, bytes, str]:
-    """The JSON in ``content``, or why not. JSON nested deeper than orjson writes back
+def parse_json(content: bytes, line: int = 1, column: int = 1) -> tuple[Any, bytes, str]:
+    """The JSON in ``content``, or why not (a syntax error placed by line and column in
+    its file, where ``content`` starts at ``line`` and ``column``). JSON nested deeper than orjson writes back
     out (and deep enough to exhaust Python's recursion in ``==``, ``str()`` and the
     event cards) is refused, and so is a key given twice in one object: which of the
     two counts is anyone's guess (orjson keeps the last)."""
     try:
         data = orjson.loads(content)  # which also refuses bytes that are not UTF-8
     except orjson.JSONDecodeError as e:
-        return None, b"", f"malformed JSON ({e})"
+        return None, b"", malformed(e.msg, line + e.lineno - 1, column + e.colno - 1 if e.lineno == 1 else e.colno)
     raw = content.strip()
     if isinstance(data, (dict, list)):
         written = _written(data)
@@ -36,6 +37,13 @@ def parse_json(content: bytes) -> tuple[Any, bytes, str]:
             if key is not None:
                 return data, b"", f'the key "{key[:100]}" appears twice in one object'
     return data, raw, ""
+
+
+MALFORMED = "malformed JSON at line"
+
+
+def malformed(message: str, line: int, column: int) -> str:
+    return f"{MALFORMED} {line}, column {column} ({message})"
 
 
 def _written(data: Any) -> bytes | None:
@@ -118,6 +126,9 @@ class ArrayItems:
         self.utf8 = codecs.getincrementaldecoder("utf-8")()
         self.text, self.pos, self.eof = "", 0, False
         self.in_object = False  # the array is an object's "events" member
+        # Where self.text starts in the file: its line, and the characters before it on that line.
+        self.lines_before, self.columns_before = 0, 0
+        self.item_at = 0  # where in self.text the last item given starts
 
     def _more(self, size: int = READ_CHUNK) -> bool:
         if self.eof:
@@ -128,6 +139,12 @@ class ArrayItems:
         except UnicodeDecodeError as e:
             raise BadItem(f"malformed JSON (not valid UTF-8: {e.reason})", in_item=False) from None
         self.eof = not data
+        dropped = self.text[: self.pos]
+        if (newlines := dropped.count("\n")) > 0:
+            self.lines_before += newlines
+            self.columns_before = len(dropped) - dropped.rfind("\n") - 1
+        else:
+            self.columns_before += len(dropped)
         self.text = self.text[self.pos :] + decoded
         self.pos = 0
         return True
@@ -153,7 +170,7 @@ class ArrayItems:
                 if len(self.text) - self.pos > self.cap:
                     raise BadItem(too_big_item(self.cap)) from None
                 if not self._more(size):
-                    raise BadItem(f"malformed JSON ({e.msg})") from None
+                    raise BadItem(malformed(e.msg, *self.place(e.pos))) from None
                 size *= 2  # a big item: read more at a time, so it is decoded few times over
                 continue
             except RecursionError:
@@ -162,6 +179,13 @@ class ArrayItems:
                 continue  # a number may go on in the next chunk
             value, self.pos = self.text[self.pos : end], end
             return value
+
+    def place(self, pos: int) -> tuple[int, int]:
+        """The line and column (from 1) of ``self.text[pos]`` in the file: worked out only
+        for a problem, since it counts the lines of the text read so far."""
+        line = self.lines_before + self.text.count("\n", 0, pos) + 1
+        start = self.text.rfind("\n", 0, pos)
+        return line, (pos - start if start >= 0 else self.columns_before + pos + 1)
 
     def _deep_value(self) -> str:
         """A value nested too deep for the standard library's decoder: the first end of
@@ -195,6 +219,8 @@ class ArrayItems:
             self.pos += 1
         else:
             while True:
+                self._next_char()
+                self.item_at = self.pos
                 item = self._value().encode()
                 if len(item) > self.cap:
                     raise BadItem(too_big_item(self.cap))

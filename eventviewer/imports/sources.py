@@ -29,7 +29,15 @@ from typing import Any, BinaryIO, NamedTuple, Protocol
 from django.conf import settings
 from django.db import connection
 
-from eventviewer.imports.jsontext import ARRAY_KEYS, READ_CHUNK, ArrayItems, BadItem, NotAnArray, parse_json
+from eventviewer.imports.jsontext import (
+    ARRAY_KEYS,
+    MALFORMED,
+    READ_CHUNK,
+    ArrayItems,
+    BadItem,
+    NotAnArray,
+    parse_json,
+)
 from eventviewer.models import pack
 from eventviewer.trajectory import kinds, runs
 from eventviewer.trajectory.events import Light, describe, title_of
@@ -771,7 +779,7 @@ def _jsonl_lines(files: Files, name: str, where: str, file_cap: int, event_cap: 
                 return
             if not line:
                 continue
-            data, raw, error = parse_json(line)
+            data, raw, error = parse_json(line, number)
             del line
             yield RawEvent(seq, line_where, data, raw, error)
             seq += 1
@@ -789,8 +797,12 @@ def _json_array_events(files: Files, name: str, where: str) -> Iterator[RawEvent
     seq = 0
     try:
         with files.open(name) as f:
-            for raw in ArrayItems(f, event_cap).items():
-                data, raw, error = parse_json(raw)
+            array = ArrayItems(f, event_cap)
+            for raw in array.items():
+                data, parsed, error = parse_json(raw)
+                if error.startswith(MALFORMED):  # placed in the file (which counts its lines: only then)
+                    data, parsed, error = parse_json(raw, *array.place(array.item_at))
+                raw = parsed
                 yield RawEvent(seq, f"{where}[{seq}]", data, raw, error)
                 seq += 1
     except NotAnArray:

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from itertools import chain, islice
 from typing import Any
+
+import orjson
 
 from . import kinds
 from .cards import mapping, texts
@@ -39,9 +42,39 @@ def chat_message(message: Message, events: Sequence[Mapping[str, Any]]) -> dict[
     if role == "tool":
         event = events[0] if events else {}
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": _result_text(event)}
-    parts: list[dict[str, Any]] = []
-    for event in events:
-        parts.extend(_content_parts(event))
+    return _with_parts(role, [part for event in events for part in _content_parts(event)])
+
+
+def chat_message_json(message: Message, events: Iterable[Mapping[str, Any]]) -> Iterator[bytes]:
+    """``orjson.dumps(chat_message(message, events))``, written as the events come: a run of
+    a user's messages (the SDK sends them as one) or a response of many calls is never
+    held whole."""
+    stream = iter(events)
+    if message.kind == kinds.ACTION:
+        first = next(stream, None)
+        if first is None:
+            yield orjson.dumps(chat_message(message, []))
+            return
+        yield orjson.dumps(chat_message(message, [first]))[:-2]  # open at its tool_calls: ...}]
+        for event in stream:
+            yield b"," + orjson.dumps(_tool_call(event))
+        yield b"]}"
+        return
+    if message.role == "tool":
+        yield orjson.dumps(chat_message(message, list(islice(stream, 1))))
+        return
+    parts = chain.from_iterable(_content_parts(e) for e in stream)
+    opening = list(islice(parts, 2))
+    if len(opening) < 2:  # a single text part is sent as the content itself
+        yield orjson.dumps(_with_parts(message.role, opening))
+        return
+    yield orjson.dumps({"role": message.role, "content": opening})[:-2]
+    for part in parts:
+        yield b"," + orjson.dumps(part)
+    yield b"]}"
+
+
+def _with_parts(role: str, parts: list[dict[str, Any]]) -> dict[str, Any]:
     if len(parts) == 1 and parts[0]["type"] == "text":
         return {"role": role, "content": parts[0]["text"]}
     return {"role": role, "content": parts}

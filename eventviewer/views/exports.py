@@ -9,8 +9,10 @@ from __future__ import annotations
 import re
 import uuid
 import zipfile
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
+from itertools import islice
 
 import orjson
 from django.core.exceptions import BadRequest
@@ -167,18 +169,25 @@ def _messages_json(conversation: Conversation, reading: Reading, view: str) -> I
         events, messages = list(reading.path), reading.messages
     by_id = {e.event_id: e for e in events}
     condensation = {e.event_id: e for e in reading.path if e.kind == kinds.CONDENSATION}
+
+    def bodies() -> Iterator[dict]:
+        """Every message's events' JSON in order, read a chunk of events at a time: one
+        message can be a whole branch (a user's messages are sent as one)."""
+        ids = (i for m in messages for i in m.event_ids)
+        while chunk := list(islice(ids, PAYLOAD_CHUNK // 4)):
+            pks = {by_id[i].pk for i in chunk if by_id[i].pk} | {
+                condensation[i.removesuffix(SUMMARY_SUFFIX)].pk for i in chunk if i.endswith(SUMMARY_SUFFIX)
+            }
+            data = conversation.payloads(pks)
+            yield from (_event_data(by_id[i], data, condensation) for i in chunk)
+
+    stream = bodies()
     yield b"["
-    for start in range(0, len(messages), PAYLOAD_CHUNK // 4):
-        chunk = messages[start : start + PAYLOAD_CHUNK // 4]
-        ids = [i for m in chunk for i in m.event_ids]
-        pks = {by_id[i].pk for i in ids if by_id[i].pk} | {
-            condensation[i.removesuffix(SUMMARY_SUFFIX)].pk for i in ids if i.endswith(SUMMARY_SUFFIX)
-        }
-        data = conversation.payloads(pks)
-        for i, message in enumerate(chunk):
-            bodies = [_event_data(by_id[eid], data, condensation) for eid in message.event_ids]
-            separator = b",\n" if start + i else b"\n"
-            yield separator + orjson.dumps(export.chat_message(message, bodies))
+    for i, message in enumerate(messages):
+        own = islice(stream, len(message.event_ids))
+        yield b",\n" if i else b"\n"
+        yield from export.chat_message_json(message, own)
+        deque(own, maxlen=0)  # what the message did not need (a tool message reads one event)
     yield b"\n]\n"
 
 

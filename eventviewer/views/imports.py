@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_safe
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
 from eventviewer import tasks
 from eventviewer.forms import UploadForm
-from eventviewer.models import Upload
+from eventviewer.models import Instance, Upload
+
+HEADINGS = {"waiting": "Importing", "running": "Importing", "done": "Imported"}  # else "Import failed:"
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -49,13 +52,28 @@ def import_progress(request: HttpRequest, upload_id: str) -> HttpResponse:
     if upload is None:
         raise Http404("There is no such import.")
     state, progress = tasks.upload_state(upload)
+    total = progress.get("events_total") if progress else None
     context = {
         "upload": upload,
         "state": state,
+        "heading": HEADINGS.get(state, "Import failed:"),
         "progress": progress,
+        "percent": min(100, progress["events"] * 100 // total) if progress and total else None,
+        "runs": _runs_of(upload.results) if state == "done" else [],
         "nothing_new": state == "done" and not any(r["added"] for r in upload.results),
         "stopped": tasks.STOPPED,
     }
     if request.htmx and not request.htmx.history_restore_request:
         return render(request, "imports/progress.html#status", context)
     return render(request, "imports/progress.html", context)
+
+
+def _runs_of(results: list[dict]) -> list[tuple[str, str, int]]:
+    """The runs an evaluation output's rows went into: (name, URL, instances imported)."""
+    ids = [r["conversation_id"] for r in results]
+    found: dict[tuple[str, str], int] = {}
+    for start in range(0, len(ids), 500):
+        rows = Instance.objects.filter(conversation__conversation_id__in=ids[start : start + 500])
+        for name, slug in rows.values_list("run__name", "run__slug"):
+            found[name, slug] = found.get((name, slug), 0) + 1
+    return [(name, reverse("eventviewer:run", args=[slug]), n) for (name, slug), n in sorted(found.items())]

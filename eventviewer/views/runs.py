@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django.conf import settings
+from django.core.paginator import Paginator
 from django.db.models import Count, F, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
@@ -53,24 +55,24 @@ def run_detail(request: HttpRequest, slug: str) -> HttpResponse:
         instances = instances.filter(instance_id__icontains=q)
     if outcome:
         instances = instances.filter(outcome=outcome)
-    # Plain rows, each with its link made here: 500 model instances and 500 reverse()
-    # calls cost more than the rest of the page.
-    rows = list(
-        instances.order_by(*form.ordering()).values(
-            "instance_id",
-            "outcome",
-            "error",
-            "failures",
-            "turns",
-            "problems",
-            "tokens",
-            cid=F("conversation__conversation_id"),
-            cost=F("conversation__cost"),
-            duration=F("conversation__duration"),
-        )
+    # Plain rows, each with its link made here: model instances and a reverse() per row
+    # cost more than the rest of the page.
+    rows = instances.order_by(*form.ordering()).values(
+        "instance_id",
+        "outcome",
+        "error",
+        "failures",
+        "turns",
+        "problems",
+        "tokens",
+        cid=F("conversation__conversation_id"),
+        cost=F("conversation__cost"),
+        duration=F("conversation__duration"),
     )
+    page = Paginator(rows, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(form.cleaned_data["page"] or 1)
+    page.object_list = list(page.object_list)
     link = reverse("eventviewer:conversation", args=["-"])
-    for row in rows:
+    for row in page.object_list:
         row["url"] = link.replace("/-/", f"/{row['cid']}/")
         row["label"] = runs.OUTCOME_LABELS.get(row["outcome"], row["outcome"])
     sort, direction = form.sorted_by()
@@ -78,7 +80,7 @@ def run_detail(request: HttpRequest, slug: str) -> HttpResponse:
     context = {
         "run": run,
         "model": runs.model_of(run.metadata, None),
-        "instances": rows,
+        "page": page,
         "q": q,
         "outcome": outcome,
         "sort": sort,
