@@ -75,6 +75,12 @@ def when(timestamp: str) -> datetime | str:
 
 
 @register.filter
+def words(name: str) -> str:
+    """A machine name as words (``waiting_for_confirmation``: "waiting for confirmation")."""
+    return name.replace("_", " ")
+
+
+@register.filter
 def tokens(count: int | None) -> str:
     """A token count as people read it: 950, 12.3k, 4.1M."""
     if count is None:

@@ -46,6 +46,7 @@ LIST_COLUMNS = [
     ("tokens", "Tokens"),
     ("cost", "Cost"),
     ("duration", "Duration"),
+    ("started", "Started"),
     ("imported", "Imported"),
 ]
 SHARE_LINKS_LISTED = 50
@@ -193,7 +194,7 @@ def _listed(params: dict):
     """The conversations the list's query and filters select."""
     q = params["q"].strip()
     # Sub-agents are listed under their parent; a search finds them too.
-    conversations = Conversation.objects.shown()
+    conversations = Conversation.objects.shown().with_listed()
     if not q:
         conversations = conversations.filter(parent__isnull=True)
     if params["run"]:
@@ -205,7 +206,7 @@ def _listed(params: dict):
         if as_id and all(c in "0123456789abcdef" for c in as_id):
             match |= Q(conversation_id__startswith=as_id)
         conversations = conversations.filter(match)
-    for name, column in (("status", "execution_status"), ("model", "model"), ("agent", "agent_kind")):
+    for name, column in (("status", "listed_status"), ("model", "model"), ("agent", "agent_kind")):
         if params[name]:
             conversations = conversations.filter(**{column: params[name]})
     if params["problems"]:
@@ -224,7 +225,8 @@ def _listed(params: dict):
 
 def _choices(column: str) -> list[str]:
     """The values a filter can take: those the listed conversations have."""
-    found = Conversation.objects.shown().exclude(**{column: ""}).order_by(column).values_list(column, flat=True)
+    found = Conversation.objects.shown().with_listed().exclude(**{column: ""})
+    found = found.order_by(column).values_list(column, flat=True)
     return list(found.distinct()[:200])
 
 
@@ -242,10 +244,12 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
     conversations = conversations.annotate(tokens=F("prompt_tokens") + F("completion_tokens")).prefetch_related(
         Prefetch("subagents", queryset=Conversation.objects.only("conversation_id", "title", "parent_id"))
     )
-    conversations = conversations.order_by(*form.ordering()).defer("skeleton")
+    conversations = conversations.select_related("instance__run").order_by(*form.ordering()).defer("skeleton")
     page = Paginator(conversations, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(params["page"] or 1)
     sort, direction = form.sorted_by()
-    columns = sortable(LIST_COLUMNS, sort, direction, ascending=form.ASCENDING, text=("title", "status", "imported"))
+    columns = sortable(
+        LIST_COLUMNS, sort, direction, ascending=form.ASCENDING, text=("title", "status", "started", "imported")
+    )
     filtered = any(params[k] for k in ("q", "run", "status", "model", "agent", "problems", "failures")) or any(
         params[k] for k in ("imported_from", "imported_to")
     )
@@ -255,7 +259,7 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
         "run": run,
         "params": params,
         "filtered": filtered,
-        "statuses": _choices("execution_status"),
+        "statuses": _choices("listed_status"),
         "models": _choices("model"),
         "agents": _choices("agent_kind"),
         "sort": sort,
