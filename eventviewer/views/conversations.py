@@ -155,11 +155,22 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
     context["legend"] = diagram.LEGEND
     context.update(branch_list(request, scope, reading))
     if context["can_share"]:
-        context["share_links"] = conversation.share_links.all()[:SHARE_LINKS_LISTED]
-        context["share_form"] = ShareForm(initial={"leaf": leaf.event_id if leaf else "", "focus": params["at"]})
+        context.update(_share_panel(conversation, leaf, params["at"]))
     if request.htmx and not request.htmx.history_restore_request:
         return render(request, "conversations/detail.html#workspace", context)
     return render(request, "conversations/detail.html", context)
+
+
+def _share_panel(conversation: Conversation, leaf: Event | None, at: str) -> dict:
+    """The share panel's form and its links: those that still open, and apart from them
+    the revoked and expired ones."""
+    links = list(conversation.share_links.all()[:SHARE_LINKS_LISTED])
+    return {
+        "share_links": links,
+        "active_links": [s for s in links if s.is_active],
+        "ended_links": [s for s in links if not s.is_active],
+        "share_form": ShareForm(initial={"leaf": leaf.event_id if leaf else "", "focus": at}),
+    }
 
 
 def _long_branch_page(request: HttpRequest, scope: Scope, params: dict, leaf: Event) -> HttpResponse:
@@ -183,8 +194,7 @@ def _long_branch_page(request: HttpRequest, scope: Scope, params: dict, leaf: Ev
     context["legend"] = diagram.LEGEND
     context.update(deep.branch_list(request, scope, leaf))
     if context["can_share"]:
-        context["share_links"] = conversation.share_links.all()[:SHARE_LINKS_LISTED]
-        context["share_form"] = ShareForm(initial={"leaf": leaf.event_id, "focus": params["at"]})
+        context.update(_share_panel(conversation, leaf, params["at"]))
     if partial:
         return render(request, "conversations/detail.html#workspace", context)
     return render(request, "conversations/detail.html", context)
