@@ -128,3 +128,20 @@ def test_a_conversation_header_says_when_it_started(site, imported):
     html = site.get(conversation.get_absolute_url()).content.decode()
     header = conversation_header(html)
     assert f'started <time datetime="{first}"' in header
+
+
+def test_turns_mean_one_thing_on_an_instance_its_run_and_explained_on_hover(site, imported):
+    run_import(V0_OUTPUT, "--run", "v0")
+    from eventviewer.models import Instance
+
+    instance = Instance.objects.select_related("conversation", "run").get(instance_id="ponylang__ponyc-4588")
+    run_page = site.get(instance.run.get_absolute_url()).content.decode()
+    row = re.search(r"ponylang__ponyc-4588</a>.*?</tr>", run_page, re.S).group(0)
+    on_run = re.search(r'<td class="num" data-label="turns" title="([^"]+)">(\d+)</td>', row)
+    page = site.get(instance.conversation.get_absolute_url()).content.decode()
+    on_page = re.search(r'<span title="([^"]+)">(\d+) turns</span>', page)
+    assert on_run and on_page
+    assert on_run.group(2) == on_page.group(2) == "49"  # its 50 tool calls came in 49 responses
+    assert on_run.group(1) == on_page.group(1)
+    assert on_page.group(1).startswith("turns: the model&#x27;s responses that called tools")
+    assert "103 events · " in text_of(page, "workspace")

@@ -15,6 +15,7 @@ from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
 from eventviewer.trajectory.failures import LABELS
+from eventviewer.trajectory.projection import TURNS_MEANING
 
 register = template.Library()
 
@@ -72,6 +73,11 @@ def when(timestamp: str) -> datetime | str:
         return moment.astimezone(UTC) if moment.tzinfo else moment
     except (TypeError, ValueError, OverflowError):
         return timestamp or ""
+
+
+@register.simple_tag
+def turns_meaning() -> str:
+    return TURNS_MEANING
 
 
 @register.filter
