@@ -10,6 +10,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import quote, urlencode
@@ -24,7 +25,7 @@ from django.http import Http404
 from django.urls import reverse
 from django.utils import timezone
 
-from eventviewer.trajectory import files, kinds, runs
+from eventviewer.trajectory import files, kinds, naming, runs
 from eventviewer.trajectory.cards import Card
 from eventviewer.trajectory.events import SUMMARY_LENGTH, Light, one_line
 from eventviewer.trajectory.pairing import (
@@ -284,6 +285,14 @@ class Conversation(models.Model):
             if node["run"]:
                 node["run"]["first_label"] = labels.get(node["run"]["first"], "")
                 node["run"]["last_label"] = labels.get(node["run"]["last"], "")
+
+    @cached_property
+    def branch_names(self) -> dict[str, str]:
+        """Each leaf's name, by leaf id (``trajectory.naming``)."""
+        return naming.branch_names(self.skeleton)
+
+    def branch_name(self, leaf_id: str) -> str:
+        return self.branch_names.get(leaf_id) or leaf_id
 
     def leaf_problems(self) -> dict[str, LeafProblems]:
         """Each leaf's pending actions and mismatched results, for the branch list. One

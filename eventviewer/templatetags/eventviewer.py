@@ -75,6 +75,12 @@ def when(timestamp: str) -> datetime | str:
         return timestamp or ""
 
 
+@register.filter
+def branch_name(conversation: Any, leaf_id: str) -> str:
+    """What tells the branch ending at ``leaf_id`` apart (``trajectory.naming``)."""
+    return str(conversation.branch_name(leaf_id))
+
+
 @register.simple_tag
 def turns_meaning() -> str:
     return TURNS_MEANING
