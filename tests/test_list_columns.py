@@ -145,3 +145,27 @@ def test_turns_mean_one_thing_on_an_instance_its_run_and_explained_on_hover(site
     assert on_run.group(1) == on_page.group(1)
     assert on_page.group(1).startswith("turns: the model&#x27;s responses that called tools")
     assert "103 events · " in text_of(page, "workspace")
+
+
+def test_a_search_hit_inside_an_event_shows_its_snippet_escaped_and_links_to_the_event(site, folder):
+    from .conftest import message
+
+    events = [
+        message("m1", None, "Please look at the logs."),
+        message("m2", "m1", "Found <script>alert(1)</script> near the zebrafish handler.", role="assistant"),
+    ]
+    path = folder(events)
+    run_import(path)
+    html = site.get("/", {"q": "zebrafish"}).content.decode()
+    hit = re.search(
+        r'<p class="list-hit small"><a href="([^"]+)"[^>]*>([^<]+)</a> <span class="snippet">(.*?)</span></p>', html
+    )
+    assert hit, "no snippet under the row"
+    href, what, snippet = hit.groups()
+    assert "at=m2" in href and href.endswith("#event-m2") and "hl=zebrafish" in href
+    assert what == "Message"
+    assert "<mark>zebrafish</mark>" in snippet
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in snippet and "<script>" not in snippet
+    # Found by its id alone: no snippet.
+    by_id = site.get("/", {"q": path.name[:12]}).content.decode()
+    assert "Please look at the logs." in by_id and "list-hit" not in by_id

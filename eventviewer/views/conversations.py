@@ -33,6 +33,7 @@ from eventviewer.views import deep
 from eventviewer.views import turns as branch_turns
 from eventviewer.views.branches import branch_list
 from eventviewer.views.columns import sortable
+from eventviewer.views.hits import best_hit
 from eventviewer.views.problems import Reasons, problem_lines
 
 LIST_COLUMNS = [
@@ -256,6 +257,11 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
     )
     conversations = conversations.select_related("instance__run").order_by(*form.ordering()).defer("skeleton")
     page = Paginator(conversations, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(params["page"] or 1)
+    if q := params["q"].strip():
+        # A row found by the words of an event shows that event's snippet, linked to it.
+        query = search.parsed(q)
+        for c in page.object_list:
+            c.hit = best_hit(Scope(c), query)
     sort, direction = form.sorted_by()
     columns = sortable(
         LIST_COLUMNS, sort, direction, ascending=form.ASCENDING, text=("title", "status", "started", "imported")

@@ -69,3 +69,20 @@ def test_the_started_column_sorts_both_ways_and_the_status_filter_offers_every_s
     page.get_by_role("button", name="Apply").click()
     expect(page).to_have_url(re.compile(r"status=unscored"))
     expect(table.locator("tbody .status")).to_have_text(["unscored"])
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS, ids=["laptop", "phone"])
+def test_a_search_hit_inside_an_event_shows_its_snippet_and_opens_that_event(new_context, demo, viewport):
+    page = new_context(viewport=viewport).new_page()
+    page.goto("/")
+    page.get_by_role("searchbox").fill("wc")
+    page.get_by_role("searchbox").press("Enter")
+    expect(page).to_have_url(re.compile(r"q=wc"))
+    hit = page.locator("#conversation-table .list-hit").first
+    expect(hit.locator("mark").first).to_have_text("wc")
+    assert page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+    href = hit.get_by_role("link").get_attribute("href")
+    event_id = re.search(r"#event-(.+)$", href).group(1)
+    hit.get_by_role("link").click()
+    expect(page).to_have_url(re.compile(rf"at={re.escape(event_id)}.*#event-{re.escape(event_id)}$"))
+    expect(page.locator(f'[id="event-{event_id}"]')).to_be_visible()
