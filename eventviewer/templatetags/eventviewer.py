@@ -16,6 +16,7 @@ from markdown_it.utils import EnvType, OptionsDict
 
 from eventviewer.trajectory.failures import LABELS
 from eventviewer.trajectory.projection import TURNS_MEANING
+from eventviewer.trajectory.timeline import spoken_duration
 
 register = template.Library()
 
@@ -114,15 +115,7 @@ def dollars(amount: float | None) -> str:
 @register.filter
 def duration(seconds: float | None) -> str:
     """1.2 s, 4 min 12 s, 2 h 5 min."""
-    if seconds is None:
-        return ""
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    minutes, rest = divmod(int(seconds), 60)
-    if minutes < 60:
-        return f"{minutes} min {rest} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes} min"
+    return "" if seconds is None else spoken_duration(seconds)
 
 
 @register.filter

@@ -27,7 +27,7 @@ from eventviewer.scope import Scope
 from eventviewer.trajectory import diagram
 from eventviewer.trajectory.failures import failures
 from eventviewer.trajectory.reading import Reading
-from eventviewer.trajectory.timeline import timeline_svg
+from eventviewer.trajectory.timeline import Axis, timeline_axis, timeline_svg
 from eventviewer.trajectory.window import NotOnBranch, Span, problems_near, window
 from eventviewer.views import deep
 from eventviewer.views import turns as branch_turns
@@ -134,17 +134,16 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
             "failures", lambda: branch_turns.failure_summary(conversation, found, turns)
         )
         context["drift"] = conversation.workspace_drift(reading.path)
-        context["timeline"] = mark_safe(  # built from escaped text only (trajectory.timeline)
-            remembered(
-                f"timeline:{scope.base}",
-                lambda: timeline_svg(
-                    branch_turns.timeline_marks(reading, turns),
-                    lambda eid: (
-                        scope.url(leaf=leaf.event_id, at=eid, view=branch_turns.view_param(view)) + f"#event-{eid}"
-                    ),
-                ),
-            )
-        )
+
+        def strip() -> tuple[str, Axis | None]:
+            def link(eid: str) -> str:
+                return scope.url(leaf=leaf.event_id, at=eid, view=branch_turns.view_param(view)) + f"#event-{eid}"
+
+            marks = branch_turns.timeline_marks(reading, turns)
+            return timeline_svg(marks, link), timeline_axis(marks)
+
+        svg, context["timeline_axis"] = remembered(f"timeline:{scope.base}", strip)
+        context["timeline"] = mark_safe(svg)  # built from escaped text only (trajectory.timeline)
         if request.htmx and (params["before"] or params["after"]) and not request.htmx.history_restore_request:
             partial = "earlier" if params["before"] else "later"
             return render(request, f"conversations/detail.html#{partial}", context)

@@ -1,6 +1,7 @@
-"""The conversation list's columns and filters as a reader meets them: every status shown is
-one the filter offers, problems and failures are two filters, a row names its run and when
-it started; a conversation's header says when it started."""
+"""The figures a reader meets. On the list: every status shown is one the filter offers,
+problems and failures are two filters, a row names its run and when it started, a search
+hit shows its snippet. On a conversation: when it started, turns counted as on its run
+page, a timeline with an axis."""
 
 from __future__ import annotations
 
@@ -169,3 +170,21 @@ def test_a_search_hit_inside_an_event_shows_its_snippet_escaped_and_links_to_the
     # Found by its id alone: no snippet.
     by_id = site.get("/", {"q": path.name[:12]}).content.decode()
     assert "Please look at the logs." in by_id and "list-hit" not in by_id
+
+
+def test_the_timeline_has_an_axis_and_each_mark_says_when_and_how_long(site, imported):
+    run_import(V0_OUTPUT, "--run", "v0")
+    from eventviewer.models import Instance
+
+    conversation = Instance.objects.get(instance_id="ponylang__ponyc-4588").conversation
+    html = site.get(conversation.get_absolute_url()).content.decode()
+    axis = re.search(r'<ol class="timeline-axis" aria-label="Time axis: ([^"]+)">(.*?)</ol>', html, re.S)
+    assert axis, "no axis under the timeline"
+    labels = re.findall(r"<li>(?:<time[^>]*>)?([^<]+)", axis.group(2))
+    assert axis.group(1) == "7 min 29 s"
+    assert re.fullmatch(r"\d\d:\d\d:\d\d", labels[0])  # the first turn's clock time
+    assert labels[1:] == ["+1:52", "+3:44", "+5:37", "+7:29"]
+    strip = html[html.index('class="timeline"') :]
+    titles = re.findall(r"<title>([^<]*)</title>", strip[: strip.index("</svg>")])
+    assert titles and all(" · at +" in t or " turns at +" in t for t in titles)
+    assert any(", took " in t for t in titles)
