@@ -60,7 +60,7 @@ class ConversationListForm(SortedForm):
     SORTS = {
         "imported": "imported_at",
         "title": "title",
-        "status": "execution_status",
+        "status": "listed_status",  # annotated: Conversation.shown_status
         "events": "event_count",
         "branches": "leaf_count",
         "pending": "pending_count",
@@ -69,6 +69,7 @@ class ConversationListForm(SortedForm):
         "tokens": "tokens",  # annotated: prompt + completion
         "cost": "cost",
         "duration": "duration",
+        "started": "listed_started",  # annotated: the first event's timestamp
     }
     q = forms.CharField(max_length=200, required=False)
     status = forms.CharField(max_length=40, required=False)

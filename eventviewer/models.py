@@ -10,6 +10,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import quote, urlencode
@@ -19,11 +20,12 @@ import orjson
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection, models, transaction
+from django.db.models.functions import Coalesce, NullIf
 from django.http import Http404
 from django.urls import reverse
 from django.utils import timezone
 
-from eventviewer.trajectory import files, kinds, runs
+from eventviewer.trajectory import files, kinds, naming, runs
 from eventviewer.trajectory.cards import Card
 from eventviewer.trajectory.events import SUMMARY_LENGTH, Light, one_line
 from eventviewer.trajectory.pairing import (
@@ -82,10 +84,35 @@ class HeadBranch(NamedTuple):
     pairing: Pairing
 
 
+UNKNOWN_STATUS = "unknown"
+
+
+def status_expression() -> models.Func:
+    """The status a conversation is shown with (as ``Conversation.shown_status``), for the list's
+    filter, sort and choices: the SDK's execution status, else an evaluation instance's
+    outcome, else "unknown"."""
+    return Coalesce(
+        NullIf("execution_status", models.Value("")),
+        "instance__outcome",
+        models.Value(UNKNOWN_STATUS),
+        output_field=models.CharField(),
+    )
+
+
+def started_expression() -> models.Subquery:
+    """The timestamp (as recorded) of a conversation's first event that has one: where
+    ``duration`` starts. One lookup per row in the (conversation, seq) index."""
+    first = Event.objects.filter(conversation=models.OuterRef("pk")).exclude(timestamp="").order_by("seq")
+    return models.Subquery(first.values("timestamp")[:1])
+
+
 class ConversationQuerySet(models.QuerySet):
     def shown(self) -> ConversationQuerySet:
         """All but those being deleted: what any page, list or link may show."""
         return self.filter(deleting=False)
+
+    def with_listed(self) -> ConversationQuerySet:
+        return self.annotate(listed_status=status_expression(), listed_started=started_expression())
 
 
 class Conversation(models.Model):
@@ -150,6 +177,26 @@ class Conversation(models.Model):
     @property
     def problem_count(self) -> int:
         return self.pending_count + self.mismatch_count
+
+    @property
+    def shown_status(self) -> str:
+        """What ``status_expression`` says of this conversation."""
+        annotated = getattr(self, "listed_status", None)
+        if annotated is not None:
+            return str(annotated)
+        if self.execution_status:
+            return self.execution_status
+        instance = Instance.objects.filter(conversation=self).values_list("outcome", flat=True).first()
+        return instance or UNKNOWN_STATUS
+
+    @property
+    def started(self) -> str:
+        """The first event's timestamp, as recorded ("" when none has one)."""
+        annotated = getattr(self, "listed_started", None)
+        if annotated is not None:
+            return str(annotated)
+        first = self.events.exclude(timestamp="").order_by("seq").values_list("timestamp", flat=True).first()
+        return first or ""
 
     @property
     def branch_count(self) -> int:
@@ -238,6 +285,14 @@ class Conversation(models.Model):
             if node["run"]:
                 node["run"]["first_label"] = labels.get(node["run"]["first"], "")
                 node["run"]["last_label"] = labels.get(node["run"]["last"], "")
+
+    @cached_property
+    def branch_names(self) -> dict[str, str]:
+        """Each leaf's name, by leaf id (``trajectory.naming``)."""
+        return naming.branch_names(self.skeleton)
+
+    def branch_name(self, leaf_id: str) -> str:
+        return self.branch_names.get(leaf_id) or leaf_id
 
     def leaf_problems(self) -> dict[str, LeafProblems]:
         """Each leaf's pending actions and mismatched results, for the branch list. One

@@ -174,8 +174,15 @@ def insert(db: Any, cursor: Any, rows: list[tuple[int, int, str, str]], runs: Ru
         )
 
 
-def hits(conversation_pk: int, query: Query, kind: str = "", tool: str = "", failures_only: bool = False) -> list[int]:
-    """The pks of the conversation's events that match, best first (at most MAX_HITS + 1)."""
+def hits(
+    conversation_pk: int,
+    query: Query,
+    kind: str = "",
+    tool: str = "",
+    failures_only: bool = False,
+    limit: int = MAX_HITS + 1,
+) -> list[int]:
+    """The pks of the conversation's events that match, best first (at most ``limit``)."""
     where, params = [], []
     if kind:
         where.append("e.kind = %s")
@@ -190,7 +197,7 @@ def hits(conversation_pk: int, query: Query, kind: str = "", tool: str = "", fai
             sql = f"""
                 SELECT e.id FROM {TABLE} t JOIN eventviewer_event e ON e.id = t.event_id
                 WHERE t.tsv @@ %s::tsquery AND t.conversation_id = %s {"".join(" AND " + w for w in where)}
-                ORDER BY ts_rank_cd(t.tsv, %s::tsquery) DESC, e.seq LIMIT {MAX_HITS + 1}
+                ORDER BY ts_rank_cd(t.tsv, %s::tsquery) DESC, e.seq LIMIT {int(limit)}
             """
         else:
             # Without a filter the events' rows are not needed: a common word's 40,000
@@ -199,7 +206,7 @@ def hits(conversation_pk: int, query: Query, kind: str = "", tool: str = "", fai
             sql = f"""
                 SELECT t.event_id FROM {TABLE} t
                 WHERE t.tsv @@ %s::tsquery AND t.conversation_id = %s
-                ORDER BY ts_rank_cd(t.tsv, %s::tsquery) DESC, t.event_id LIMIT {MAX_HITS + 1}
+                ORDER BY ts_rank_cd(t.tsv, %s::tsquery) DESC, t.event_id LIMIT {int(limit)}
             """
         words = query.tsquery()
         params = [f"({words}) & _c{conversation_pk}", conversation_pk, *params, words]
@@ -211,10 +218,10 @@ def hits(conversation_pk: int, query: Query, kind: str = "", tool: str = "", fai
             sql = f"""
                 SELECT e.id FROM {TABLE} JOIN eventviewer_event e ON e.id = {TABLE}.rowid
                 WHERE {TABLE} MATCH %s AND {" AND ".join(where)}
-                ORDER BY {best}, e.seq LIMIT {MAX_HITS + 1}
+                ORDER BY {best}, e.seq LIMIT {int(limit)}
             """
         else:
-            sql = f"SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH %s ORDER BY {best} LIMIT {MAX_HITS + 1}"
+            sql = f"SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH %s ORDER BY {best} LIMIT {int(limit)}"
         params = [match, *params]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)

@@ -49,8 +49,9 @@ def test_two_branches_show_the_shared_events_folded_and_the_rest_aligned(client,
     assert rows == ["only_a", "only_b", "only_b", "only_b", "changed"]
     # Each side: outcome, turns, tool calls, tokens.
     assert html.count("outcome-finished") == 2
-    assert "After the shared events: 4 events · 4 turns · 2 tool calls" in html
-    assert "After the shared events: 7 events · 7 turns · 3 tool calls" in html
+    plain = re.sub(r"<[^>]+>", "", html)  # "turns" is explained on hover: it counts the model's responses
+    assert "After the shared events: 4 events · 2 turns · 2 tool calls" in plain
+    assert "After the shared events: 7 events · 3 turns · 3 tool calls" in plain
     # The files each side changed.
     assert "/workspace/count.py" in html and "/workspace/count.sh" in html
 

@@ -9,6 +9,8 @@ from django.utils import timezone
 
 from eventviewer.models import Conversation, ShareLink
 
+from .conftest import text_of
+
 pytestmark = pytest.mark.django_db
 
 
@@ -256,9 +258,20 @@ def test_revoking_asks_first_and_a_get_changes_nothing(user_client, branching):
     assert "Revoke this share link?" in html and "for Ana" in html and 'method="post"' in html
     share.refresh_from_db()
     assert share.is_active
-    assert user_client.post(url)["Location"].endswith(f"#share-link-{share.pk}")
+    assert user_client.post(url)["Location"].endswith("#share-ended")
     share.refresh_from_db()
     assert share.is_revoked
+
+
+def test_a_revoked_link_moves_from_the_links_to_the_revoked_ones(user_client, branching):
+    kept, revoked = share_for(branching, note="kept"), share_for(branching, note="to revoke")
+    user_client.post(f"{branching.get_absolute_url()}share/{revoked.pk}/revoke/")
+    page = user_client.get(branching.get_absolute_url()).content.decode()
+    listed, ended = text_of(page, "share").split("Revoked or expired (1)")
+    assert "“kept”" in listed and "“to revoke”" not in listed
+    assert "“to revoke”" in ended and "revoked now" in ended and "Copy link" not in ended
+    assert f'data-copy="{revoked.get_absolute_url()}"' not in page
+    assert f'data-copy="{kept.get_absolute_url()}"' in page
 
 
 def test_an_error_under_a_share_link_leads_back_to_it_not_to_the_list(reviewer, branching):

@@ -38,7 +38,7 @@ def test_the_list_shows_each_conversation_with_its_figures(site, imported):
     html = site.get("/").content.decode()
     assert "Set up a new repository with a README." in html
     assert "waiting_for_confirmation" in html
-    assert "waiting_for_confirmation 6 1 2 0" in text_of(html, "conversation-table")  # events, branches, pending, …
+    assert "waiting for confirmation 6 1 2 0" in text_of(html, "conversation-table")  # events, branches, pending, …
     assert "Write a script that counts words in data.txt." in html
 
 

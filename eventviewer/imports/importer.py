@@ -204,6 +204,7 @@ def _record_instance(conversation: Conversation, row: Row, runs_seen: dict[str, 
             "row": row.number,
             **conversation.events.aggregate(
                 failures=Count("pk", filter=~Q(failure="")),
+                # projection.assistant_turns, in SQL
                 turns=Count("llm_response_id", distinct=True, filter=Q(kind=kinds.ACTION) & ~Q(llm_response_id="")),
             ),
         },

@@ -15,6 +15,8 @@ from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
 from eventviewer.trajectory.failures import LABELS
+from eventviewer.trajectory.projection import TURNS_MEANING
+from eventviewer.trajectory.timeline import spoken_duration
 
 register = template.Library()
 
@@ -75,6 +77,23 @@ def when(timestamp: str) -> datetime | str:
 
 
 @register.filter
+def branch_name(conversation: Any, leaf_id: str) -> str:
+    """What tells the branch ending at ``leaf_id`` apart (``trajectory.naming``)."""
+    return str(conversation.branch_name(leaf_id))
+
+
+@register.simple_tag
+def turns_meaning() -> str:
+    return TURNS_MEANING
+
+
+@register.filter
+def words(name: str) -> str:
+    """A machine name as words (``waiting_for_confirmation``: "waiting for confirmation")."""
+    return name.replace("_", " ")
+
+
+@register.filter
 def tokens(count: int | None) -> str:
     """A token count as people read it: 950, 12.3k, 4.1M."""
     if count is None:
@@ -96,15 +115,7 @@ def dollars(amount: float | None) -> str:
 @register.filter
 def duration(seconds: float | None) -> str:
     """1.2 s, 4 min 12 s, 2 h 5 min."""
-    if seconds is None:
-        return ""
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    minutes, rest = divmod(int(seconds), 60)
-    if minutes < 60:
-        return f"{minutes} min {rest} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes} min"
+    return "" if seconds is None else spoken_duration(seconds)
 
 
 @register.filter

@@ -46,6 +46,16 @@ class Turn:
         return self.kind == ACTION
 
 
+# What "turns" counts wherever a page shows a number of them (a branch, a run's instance, a
+# side of a comparison): the importer counts an instance's in SQL by the same rule.
+TURNS_MEANING = "turns: the model's responses that called tools (the parallel calls of one response are one turn)"
+
+
+def assistant_turns(events: Iterable[Light]) -> int:
+    """How many of the model's responses called tools among ``events`` (see TURNS_MEANING)."""
+    return len({e.llm_response_id for e in events if e.kind == ACTION and e.llm_response_id})
+
+
 def project(path: Sequence[Light]) -> list[Turn]:
     """Group the root-first path into turns; invisible events met inside a batch
     are placed right after it."""

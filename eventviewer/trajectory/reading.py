@@ -9,7 +9,7 @@ from functools import cached_property
 from .events import Light
 from .kinds import CONDENSATION
 from .pairing import Pairing, pair
-from .projection import Message, Turn, project, to_messages
+from .projection import Message, Turn, assistant_turns, project, to_messages
 from .view import SUMMARY_SUFFIX, Condensed, View, context_sizes, model_view
 
 
@@ -65,6 +65,11 @@ class Reading:
     @cached_property
     def tool_call_count(self) -> int:
         return sum(len(t.tool_call_ids) for t in self.turns)
+
+    @cached_property
+    def turn_count(self) -> int:
+        """The branch's turns as every page counts them (``projection.TURNS_MEANING``)."""
+        return assistant_turns(self.path)
 
 
 def read(

@@ -29,7 +29,7 @@ BRANCH_COLUMNS = [  # key, heading, natural direction
     ("recent", "Last activity", "desc"),
 ]
 BRANCH_SORTS: dict[str, Callable[[Branch], Any]] = {
-    "label": lambda b: (b.first_label or b.label).casefold(),
+    "label": lambda b: (b.first_label or b.label).casefold(),  # what the row's name starts with
     "fork": lambda b: -1 if b.fork_depth is None else b.fork_depth,
     "length": lambda b: b.depth,
     "outcome": lambda b: b.outcome,
@@ -78,7 +78,10 @@ def branch_list(
         branches = [
             b
             for b in branches
-            if any(needle in text.casefold() for text in (b.label, b.first_label, b.leaf, b.outcome, b.first or ""))
+            if any(
+                needle in text.casefold()
+                for text in (conversation.branch_name(b.leaf), b.label, b.first_label, b.leaf, b.outcome, b.first or "")
+            )
         ]
     branches.sort(key=lambda b: (BRANCH_SORTS[sort](b), b.seq), reverse=direction == "desc")
     page = Paginator(branches, BRANCHES_LISTED).get_page(data["bpage"] or 1)

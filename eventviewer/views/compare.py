@@ -28,7 +28,7 @@ from eventviewer.trajectory.diff import Diff, unified
 from eventviewer.trajectory.events import Light
 from eventviewer.trajectory.ids import normalize_conversation_id
 from eventviewer.trajectory.kinds import card_for
-from eventviewer.trajectory.projection import project
+from eventviewer.trajectory.projection import assistant_turns
 from eventviewer.trajectory.reading import Reading
 from eventviewer.trajectory.usage import Usage
 from eventviewer.views.share import shared_view
@@ -64,7 +64,7 @@ class Side:
 
     @cached_property
     def turns(self) -> int:
-        return len(project(self.tail))
+        return assistant_turns(self.tail)
 
     @property
     def tool_calls(self) -> int:

@@ -27,12 +27,13 @@ from eventviewer.scope import Scope
 from eventviewer.trajectory import diagram
 from eventviewer.trajectory.failures import failures
 from eventviewer.trajectory.reading import Reading
-from eventviewer.trajectory.timeline import timeline_svg
+from eventviewer.trajectory.timeline import Axis, timeline_axis, timeline_svg
 from eventviewer.trajectory.window import NotOnBranch, Span, problems_near, window
 from eventviewer.views import deep
 from eventviewer.views import turns as branch_turns
 from eventviewer.views.branches import branch_list
 from eventviewer.views.columns import sortable
+from eventviewer.views.hits import best_hit
 from eventviewer.views.problems import Reasons, problem_lines
 
 LIST_COLUMNS = [
@@ -46,6 +47,7 @@ LIST_COLUMNS = [
     ("tokens", "Tokens"),
     ("cost", "Cost"),
     ("duration", "Duration"),
+    ("started", "Started"),
     ("imported", "Imported"),
 ]
 SHARE_LINKS_LISTED = 50
@@ -132,17 +134,16 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
             "failures", lambda: branch_turns.failure_summary(conversation, found, turns)
         )
         context["drift"] = conversation.workspace_drift(reading.path)
-        context["timeline"] = mark_safe(  # built from escaped text only (trajectory.timeline)
-            remembered(
-                f"timeline:{scope.base}",
-                lambda: timeline_svg(
-                    branch_turns.timeline_marks(reading, turns),
-                    lambda eid: (
-                        scope.url(leaf=leaf.event_id, at=eid, view=branch_turns.view_param(view)) + f"#event-{eid}"
-                    ),
-                ),
-            )
-        )
+
+        def strip() -> tuple[str, Axis | None]:
+            def link(eid: str) -> str:
+                return scope.url(leaf=leaf.event_id, at=eid, view=branch_turns.view_param(view)) + f"#event-{eid}"
+
+            marks = branch_turns.timeline_marks(reading, turns)
+            return timeline_svg(marks, link), timeline_axis(marks)
+
+        svg, context["timeline_axis"] = remembered(f"timeline:{scope.base}", strip)
+        context["timeline"] = mark_safe(svg)  # built from escaped text only (trajectory.timeline)
         if request.htmx and (params["before"] or params["after"]) and not request.htmx.history_restore_request:
             partial = "earlier" if params["before"] else "later"
             return render(request, f"conversations/detail.html#{partial}", context)
@@ -154,11 +155,22 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
     context["legend"] = diagram.LEGEND
     context.update(branch_list(request, scope, reading))
     if context["can_share"]:
-        context["share_links"] = conversation.share_links.all()[:SHARE_LINKS_LISTED]
-        context["share_form"] = ShareForm(initial={"leaf": leaf.event_id if leaf else "", "focus": params["at"]})
+        context.update(_share_panel(conversation, leaf, params["at"]))
     if request.htmx and not request.htmx.history_restore_request:
         return render(request, "conversations/detail.html#workspace", context)
     return render(request, "conversations/detail.html", context)
+
+
+def _share_panel(conversation: Conversation, leaf: Event | None, at: str) -> dict:
+    """The share panel's form and its links: those that still open, and apart from them
+    the revoked and expired ones."""
+    links = list(conversation.share_links.all()[:SHARE_LINKS_LISTED])
+    return {
+        "share_links": links,
+        "active_links": [s for s in links if s.is_active],
+        "ended_links": [s for s in links if not s.is_active],
+        "share_form": ShareForm(initial={"leaf": leaf.event_id if leaf else "", "focus": at}),
+    }
 
 
 def _long_branch_page(request: HttpRequest, scope: Scope, params: dict, leaf: Event) -> HttpResponse:
@@ -182,8 +194,7 @@ def _long_branch_page(request: HttpRequest, scope: Scope, params: dict, leaf: Ev
     context["legend"] = diagram.LEGEND
     context.update(deep.branch_list(request, scope, leaf))
     if context["can_share"]:
-        context["share_links"] = conversation.share_links.all()[:SHARE_LINKS_LISTED]
-        context["share_form"] = ShareForm(initial={"leaf": leaf.event_id, "focus": params["at"]})
+        context.update(_share_panel(conversation, leaf, params["at"]))
     if partial:
         return render(request, "conversations/detail.html#workspace", context)
     return render(request, "conversations/detail.html", context)
@@ -193,7 +204,7 @@ def _listed(params: dict):
     """The conversations the list's query and filters select."""
     q = params["q"].strip()
     # Sub-agents are listed under their parent; a search finds them too.
-    conversations = Conversation.objects.shown()
+    conversations = Conversation.objects.shown().with_listed()
     if not q:
         conversations = conversations.filter(parent__isnull=True)
     if params["run"]:
@@ -205,7 +216,7 @@ def _listed(params: dict):
         if as_id and all(c in "0123456789abcdef" for c in as_id):
             match |= Q(conversation_id__startswith=as_id)
         conversations = conversations.filter(match)
-    for name, column in (("status", "execution_status"), ("model", "model"), ("agent", "agent_kind")):
+    for name, column in (("status", "listed_status"), ("model", "model"), ("agent", "agent_kind")):
         if params[name]:
             conversations = conversations.filter(**{column: params[name]})
     if params["problems"]:
@@ -224,7 +235,8 @@ def _listed(params: dict):
 
 def _choices(column: str) -> list[str]:
     """The values a filter can take: those the listed conversations have."""
-    found = Conversation.objects.shown().exclude(**{column: ""}).order_by(column).values_list(column, flat=True)
+    found = Conversation.objects.shown().with_listed().exclude(**{column: ""})
+    found = found.order_by(column).values_list(column, flat=True)
     return list(found.distinct()[:200])
 
 
@@ -242,10 +254,17 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
     conversations = conversations.annotate(tokens=F("prompt_tokens") + F("completion_tokens")).prefetch_related(
         Prefetch("subagents", queryset=Conversation.objects.only("conversation_id", "title", "parent_id"))
     )
-    conversations = conversations.order_by(*form.ordering()).defer("skeleton")
+    conversations = conversations.select_related("instance__run").order_by(*form.ordering()).defer("skeleton")
     page = Paginator(conversations, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(params["page"] or 1)
+    if q := params["q"].strip():
+        # A row found by the words of an event shows that event's snippet, linked to it.
+        query = search.parsed(q)
+        for c in page.object_list:
+            c.hit = best_hit(Scope(c), query)
     sort, direction = form.sorted_by()
-    columns = sortable(LIST_COLUMNS, sort, direction, ascending=form.ASCENDING, text=("title", "status", "imported"))
+    columns = sortable(
+        LIST_COLUMNS, sort, direction, ascending=form.ASCENDING, text=("title", "status", "started", "imported")
+    )
     filtered = any(params[k] for k in ("q", "run", "status", "model", "agent", "problems", "failures")) or any(
         params[k] for k in ("imported_from", "imported_to")
     )
@@ -255,7 +274,7 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
         "run": run,
         "params": params,
         "filtered": filtered,
-        "statuses": _choices("execution_status"),
+        "statuses": _choices("listed_status"),
         "models": _choices("model"),
         "agents": _choices("agent_kind"),
         "sort": sort,

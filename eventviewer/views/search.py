@@ -5,7 +5,6 @@ with its snippet and a link to the event on that branch with the words marked.""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from urllib.parse import quote
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
@@ -17,23 +16,11 @@ from eventviewer.lookups import get_conversation, get_leaf, valid
 from eventviewer.models import Conversation, Event
 from eventviewer.scope import Scope
 from eventviewer.trajectory import kinds
-from eventviewer.trajectory.events import Light
-from eventviewer.trajectory.search import Query, event_text, snippet
+from eventviewer.trajectory.search import Query
+from eventviewer.views.hits import Hit, hits_of
 from eventviewer.views.share import shared_view
 
 PER_PAGE = 50
-
-
-@dataclass
-class Hit:
-    event: Light
-    leaf: str  # the leaf of the branch it opens on ("": not on any branch)
-    snippet: list[tuple[str, bool]]  # pieces of text, each (text, is it a match)
-    href: str
-
-    @property
-    def snippet_text(self) -> str:
-        return "".join(piece for piece, _ in self.snippet)
 
 
 @dataclass
@@ -80,24 +67,7 @@ def run_search(scope: Scope, params: dict) -> Results:
     if page > pages:
         raise Http404(f"There is no page {page}: the results fill {pages}.")
     shown = pks[(page - 1) * PER_PAGE : page * PER_PAGE]
-    lights = {e.pk: e for e in Event.objects.filter(pk__in=shown).light_rows()}
-    data = conversation.payloads(shown)
-    leaves = conversation.search_leaves(shown)
-    leaf_ids = dict(Event.objects.filter(pk__in=set(leaves.get(pk, 0) for pk in shown)).values_list("pk", "event_id"))
-    hits = []
-    for pk in shown:
-        event = lights.get(pk)
-        if event is None:  # deleted meanwhile
-            continue
-        if params["branch"] == "this":
-            leaf = params["leaf"]
-        else:
-            leaf = leaf_ids.get(leaves.get(pk, 0), "")
-        if leaf:
-            href = scope.url(leaf=leaf, at=event.event_id, hl=query.text) + "#event-" + quote(event.event_id, safe="")
-        else:
-            href = scope.event_url(event.event_id)
-        hits.append(Hit(event, leaf, snippet(event_text(data.get(pk, {})), query), href))
+    hits = hits_of(scope, query, shown, params["leaf"] if params["branch"] == "this" else "")
     return Results(query, len(pks), more, page, pages, hits)
 
 

@@ -63,7 +63,7 @@ def share_revoke(request: HttpRequest, conversation_id: str, pk: int) -> HttpRes
         share.revoked_at = timezone.now()
         share.save(update_fields=["revoked_at"])
     messages.success(request, "Share link revoked: it no longer opens anything.")
-    return redirect(back)
+    return redirect(Scope(conversation).url(leaf=share.leaf_event_id) + "#share-ended")
 
 
 def shared_view(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:

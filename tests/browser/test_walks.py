@@ -425,7 +425,14 @@ def test_a_sender_shares_one_event_and_a_reviewer_reads_it_and_then_it_is_revoke
     assert ShareLink.objects.get().is_active
     page.locator(".share-links li:target").get_by_role("link", name="Revoke…").click()
     page.get_by_role("button", name="Revoke the link").click()
-    expect(page.locator(".share-links li:target")).to_contain_text("revoked")
+    # The revoked link leaves the list of links (and its green "New link" box) for the revoked ones.
+    expect(page.get_by_role("list", name="Share links")).to_have_count(0)
+    expect(page.locator(".share-links li:target")).to_have_count(0)
+    ended = page.locator("#share-ended")
+    expect(ended).to_contain_text("Revoked or expired (1)")
+    ended.get_by_text("Revoked or expired (1)").click()
+    expect(ended.get_by_role("list", name="Revoked or expired share links")).to_contain_text("revoked")
+    expect(ended.get_by_role("button", name="Copy link")).to_have_count(0)
     assert not ShareLink.objects.get().is_active
 
     reviewer.reload()

@@ -2,7 +2,18 @@
 
 import xml.etree.ElementTree as ET
 
-from eventviewer.trajectory.timeline import COLOURS, HEIGHT, MAX_MARKS, WIDTH, Mark, timeline_svg
+from eventviewer.trajectory.timeline import (
+    COLOURS,
+    HEIGHT,
+    MAX_MARKS,
+    WIDTH,
+    Axis,
+    Mark,
+    elapsed,
+    spoken_duration,
+    timeline_axis,
+    timeline_svg,
+)
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -72,22 +83,23 @@ def test_few_turns_are_ticks_and_many_never_overlap():
     shown = rects(ET.fromstring(timeline_svg(marks(MAX_MARKS), str)))
     assert len(shown) == MAX_MARKS
     for (x, _, width, _), (next_x, *_) in zip(shown, shown[1:], strict=False):
-        assert x + width == next_x - 0.5  # each fills its slice of the axis but for a thin gap
+        assert abs(x + width - (next_x - 0.5)) <= 0.11  # each fills its slice of the axis but for a thin gap
 
 
 def test_a_mark_names_its_turn_or_how_many_it_stands_for():
     text = timeline_svg(marks(2), str)
-    assert [t.text for t in ET.fromstring(text).iter(f"{SVG}title")] == ["turn 0", "turn 1"]
+    titles = [t.text for t in ET.fromstring(text).iter(f"{SVG}title")]
+    assert titles == ["turn 0 · at +0.0 s, took 1.0 s", "turn 1 · at +1.0 s"]  # the last: until when, unknown
     same_time = [Mark(f"e{i}", "2026-01-01T00:00:00", "tool", f"turn {i}") for i in range(3)]
     same_time.append(Mark("last", "2026-01-01T00:00:05", "tool", "the end"))
     titles = [t.text for t in ET.fromstring(timeline_svg(same_time, str)).iter(f"{SVG}title")]
-    assert titles == ["3 turns, from: turn 0", "the end"]
+    assert titles == ["3 turns at +0.0 s to +5.0 s (5.0 s), from: turn 0", "the end · at +5.0 s"]
 
 
 def test_a_long_label_is_cut():
     long = [Mark("a", "2026-01-01T00:00:00", "user", "x" * 500), Mark("b", "2026-01-01T00:00:01", "user", "y")]
     (title, _) = ET.fromstring(timeline_svg(long, str)).iter(f"{SVG}title")
-    assert title.text == "x" * 200
+    assert title.text == "x" * 200 + " · at +0.0 s, took 1.0 s"
 
 
 def test_a_mark_of_an_unknown_tone_is_grey():
@@ -103,3 +115,55 @@ def test_a_known_tone_beats_an_unknown_one_in_a_slice():
     same.append(Mark("c", "2026-01-01T00:00:09", "user", "z"))
     first = next(ET.fromstring(timeline_svg(same, str)).iter(f"{SVG}a"))
     assert first.get("href") == "b"
+
+
+# The axis and the durations
+
+
+def at(*times: str) -> list[Mark]:
+    return [Mark(f"e{i}", t, "tool", f"turn {i}") for i, t in enumerate(times)]
+
+
+def test_the_axis_starts_at_the_first_turns_clock_time_and_counts_time_since_it_at_each_quarter():
+    axis = timeline_axis(at("2026-04-30T17:50:02", "2026-04-30T17:52:00", "2026-04-30T17:57:31"))
+    assert axis == Axis("2026-04-30T17:50:02", ("17:50:02", "+1:52", "+3:44", "+5:36", "+7:29"), "7 min 29 s")
+
+
+def test_an_axis_under_a_minute_counts_tenths_of_seconds_and_over_an_hour_hours():
+    assert timeline_axis(at("2026-01-01T00:00:00", "2026-01-01T00:00:02")).labels[1:] == (
+        "+0.5 s",
+        "+1.0 s",
+        "+1.5 s",
+        "+2.0 s",
+    )
+    assert timeline_axis(at("2026-01-01T00:00:00", "2026-01-01T02:00:00")).labels[-1] == "+2:00:00"
+    assert timeline_axis(at("2026-01-01T00:00:00", "2026-01-01T02:00:00")).duration == "2 h 0 min"
+
+
+def test_an_axis_in_another_time_zone_reads_as_the_cards_do_in_utc():
+    assert timeline_axis(at("2026-01-01T10:00:00+02:00", "2026-01-01T10:00:09+02:00")).labels[0] == "08:00:00"
+
+
+def test_no_axis_without_a_strip():
+    assert timeline_axis(at("2026-01-01T00:00:00", "later")) is None
+    assert timeline_axis([]) is None
+
+
+def test_turns_out_of_order_still_give_the_axis_its_ends():
+    axis = timeline_axis(at("2026-01-01T00:01:00", "2026-01-01T00:00:00", "2026-01-01T00:00:30"))
+    assert axis is not None and axis.labels[0] == "00:00:00" and axis.duration == "1 min 0 s"
+
+
+def test_durations_and_elapsed_times_read_as_people_say_them():
+    assert [spoken_duration(s) for s in (0.7, 59.94, 449, 7500)] == ["0.7 s", "59.9 s", "7 min 29 s", "2 h 5 min"]
+    assert [elapsed(s, 3600) for s in (0, 61, 3599, 3661)] == ["+0:00", "+1:01", "+59:59", "+1:01:01"]
+
+
+def test_a_long_run_is_binned_each_bin_saying_how_many_turns_and_how_long():
+    many = [
+        Mark(f"e{i}", f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}", "tool", f"turn {i}") for i in range(MAX_MARKS * 4)
+    ]
+    titles = [t.text for t in ET.fromstring(timeline_svg(many, str)).iter(f"{SVG}title")]
+    assert len(titles) == MAX_MARKS
+    assert titles[0] == "4 turns at +0:00 to +0:04 (4.0 s), from: turn 0"
+    assert sum(int(t.split()[0]) for t in titles) == MAX_MARKS * 4  # every turn in one bin
