@@ -23,7 +23,7 @@ from django.http import Http404
 from django.urls import reverse
 from django.utils import timezone
 
-from eventviewer.trajectory import files, kinds, runs
+from eventviewer.trajectory import files, kinds, masking, runs
 from eventviewer.trajectory.cards import Card
 from eventviewer.trajectory.events import SUMMARY_LENGTH, Light, one_line
 from eventviewer.trajectory.pairing import (
@@ -959,6 +959,12 @@ class Run(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("eventviewer:run", args=[self.slug])
+
+    @property
+    def shown_metadata(self) -> Any:
+        """The metadata as a reader sees it: masked again on the way out, so a run
+        imported before a masking rule existed does not show what the rule hides."""
+        return masking.masked(self.metadata)
 
 
 class Instance(models.Model):

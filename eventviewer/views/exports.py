@@ -19,11 +19,11 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_safe
 
-from eventviewer.forms import ExportForm
+from eventviewer.forms import ExportForm, RawForm
 from eventviewer.lookups import get_conversation, get_leaf, valid
 from eventviewer.models import PAYLOAD_CHUNK, Conversation, ConversationState, EventPayload, unpack
 from eventviewer.scope import MAX_NESTING, Scope
-from eventviewer.trajectory import export, kinds
+from eventviewer.trajectory import export, kinds, masking
 from eventviewer.trajectory.events import Light, one_line
 from eventviewer.trajectory.reading import Reading
 from eventviewer.trajectory.view import SUMMARY_SUFFIX
@@ -72,10 +72,12 @@ class _Sink:
         return out
 
 
-def sdk_files(conversation: Conversation, folder: str, depth: int = 0) -> Iterator[tuple[str, bytes]]:
-    """The conversation's folder as the SDK writes it, file by file: ``base_state.json``,
-    ``events/event-NNNNN-<id>.json`` with each event's bytes as imported, and each
-    sub-agent's folder under ``subagents/<id>/``."""
+def sdk_files(
+    conversation: Conversation, folder: str, depth: int = 0, raw: bool = False
+) -> Iterator[tuple[str, bytes]]:
+    """The conversation's folder as the SDK writes it, file by file: ``base_state.json``
+    (its secrets masked unless ``raw``), ``events/event-NNNNN-<id>.json`` with each event's
+    bytes as imported, and each sub-agent's folder under ``subagents/<id>/``."""
     state = stored_base_state(conversation)
     if not state:  # imported from a JSON or JSONL file: no state to give back but the id and HEAD
         minimal = {"id": str(uuid.UUID(conversation.conversation_id))}
@@ -83,7 +85,7 @@ def sdk_files(conversation: Conversation, folder: str, depth: int = 0) -> Iterat
         if head:
             minimal["leaf_event_id"] = head
         state = orjson.dumps(minimal).decode()
-    yield f"{folder}/base_state.json", state.encode()
+    yield f"{folder}/base_state.json", state.encode() if raw else masking.masked_json(state)
     last = -1
     while True:
         rows = list(
@@ -98,7 +100,7 @@ def sdk_files(conversation: Conversation, folder: str, depth: int = 0) -> Iterat
         last = rows[-1][0]
     if depth < MAX_NESTING:
         for child in conversation.subagents.order_by("conversation_id"):
-            yield from sdk_files(child, f"{folder}/subagents/{child.conversation_id}", depth + 1)
+            yield from sdk_files(child, f"{folder}/subagents/{child.conversation_id}", depth + 1, raw)
 
 
 def _zip(files: Iterable[tuple[str, bytes]]) -> Iterator[bytes]:
@@ -124,7 +126,7 @@ def _unwritable_id(conversation: Conversation, depth: int = 0) -> str | None:
     return None
 
 
-def conversation_zip(request: HttpRequest, scope: Scope) -> HttpResponse:
+def conversation_zip(request: HttpRequest, scope: Scope, raw: bool = False) -> HttpResponse:
     conversation = scope.conversation
     bad = _unwritable_id(conversation)
     if bad is not None:
@@ -133,12 +135,14 @@ def conversation_zip(request: HttpRequest, scope: Scope) -> HttpResponse:
             "the SDK's folder; export its branches as JSON events instead."
         )
     folder = conversation.conversation_id
-    return _download(_zip(sdk_files(conversation, folder)), f"{folder}.zip", "application/zip")
+    return _download(_zip(sdk_files(conversation, folder, raw=raw)), f"{folder}.zip", "application/zip")
 
 
 @require_safe
 def export_zip(request: HttpRequest, conversation_id: str) -> HttpResponse:
-    return conversation_zip(request, Scope(get_conversation(conversation_id)))
+    """The owner's zip: base_state.json masked unless ``?raw=1`` (a share link's never is)."""
+    raw = valid(RawForm, request.GET)["raw"]
+    return conversation_zip(request, Scope(get_conversation(conversation_id)), raw=raw)
 
 
 # --- one branch ---------------------------------------------------------------------------------
