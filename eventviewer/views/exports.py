@@ -199,7 +199,7 @@ def _markdown(request: HttpRequest, scope: Scope, reading: Reading) -> Iterator[
     branch_url = request.build_absolute_uri(scope.url(leaf=leaf.event_id))
 
     def link(event_id: str) -> str:
-        return request.build_absolute_uri(scope.url(leaf=leaf.event_id, at=event_id)) + f"#event-{event_id}"
+        return export.destination(request.build_absolute_uri(scope.at_url(leaf.event_id, event_id)))
 
     title = conversation.title or conversation.conversation_id
     usage = conversation.usage_of(reading.path)
@@ -221,7 +221,7 @@ def _markdown(request: HttpRequest, scope: Scope, reading: Reading) -> Iterator[
         + (" (HEAD)" if leaf.pk == conversation.head_id else "")
         + f", outcome **{kinds.outcome(leaf)}**\n",
         f"- {', '.join(figures)}\n",
-        f"- Read it in eventviewer: <{branch_url}>\n\n",
+        f"- Read it in eventviewer: <{export.destination(branch_url)}>\n\n",
     ]
     yield "".join(head).encode()
     yield _problems(reading, link).encode()
