@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 
 from eventviewer.models import Conversation, Run
 
-from .conftest import message, run_import
+from .conftest import message, refused, run_import
 from .trajectory.test_masking import HOSTILE_METADATA, SECRETS
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -113,3 +114,43 @@ def test_metadata_stored_before_a_rule_existed_is_masked_on_the_way_out(admin_cl
         admin_client.get(f"/admin/eventviewer/run/{run.pk}/change/").content.decode(),
     ):
         assert [s for s in SECRETS if s in page] == []
+
+
+# -- an import never moves a conversation under another ------------------------------------
+
+SUBAGENT_PARENT = FIXTURES / "openhands-sdk" / "subagent" / "9045bd153bf34257918dd33313c0296c"
+SUBAGENT = "5d35df6469664370bfd6a980a815759a"
+
+
+def test_a_subagent_folder_naming_a_conversation_of_its_own_is_refused_and_moves_nothing(db, tmp_path):
+    standalone = tmp_path / SUBAGENT
+    shutil.copytree(SUBAGENT_PARENT / "subagents" / SUBAGENT, standalone)
+    run_import(standalone)
+    lines = refused(SUBAGENT_PARENT)
+    assert any(
+        f"{SUBAGENT}: this sub-agent folder names conversation {SUBAGENT}, already imported as a conversation "
+        "of its own"
+        in line
+        and "never moves" in line
+        for line in lines
+    ), lines
+    (alone,) = Conversation.objects.all()
+    assert alone.conversation_id == SUBAGENT and alone.parent is None
+
+
+def test_a_subagent_of_another_parent_is_not_taken_over(db, tmp_path):
+    run_import(SUBAGENT_PARENT)
+    other = tmp_path / "ffffffffffffffffffffffffffffffff"
+    shutil.copytree(SUBAGENT_PARENT, other)
+    (other / "base_state.json").unlink()
+    lines = refused(other)
+    assert any(f"already imported as a sub-agent of {SUBAGENT_PARENT.name}" in line for line in lines), lines
+    child = Conversation.objects.get(conversation_id=SUBAGENT)
+    assert child.parent.conversation_id == SUBAGENT_PARENT.name
+
+
+def test_importing_a_parent_again_keeps_its_subagents(db):
+    run_import(SUBAGENT_PARENT)
+    run_import(SUBAGENT_PARENT)
+    child = Conversation.objects.get(conversation_id=SUBAGENT)
+    assert child.parent.conversation_id == SUBAGENT_PARENT.name
