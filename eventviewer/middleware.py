@@ -1,5 +1,7 @@
-"""Site-wide policies: a strict Content-Security-Policy, and login when required."""
+"""Site-wide policies: a strict Content-Security-Policy, login when required, and the
+client's address behind proxies."""
 
+import ipaddress
 from collections.abc import Callable
 
 from django.conf import settings
@@ -39,3 +41,30 @@ class LoginRequired(LoginRequiredMiddleware):
         if request.path_info.startswith("/api/"):
             return JsonResponse({"error": "authentication required: log in first"}, status=401)
         return super().handle_no_permission(request, view_func)
+
+
+def forwarded_client(remote_addr: str, forwarded_for: str, proxies: int) -> str:
+    """The client's address behind ``proxies`` proxies that each append the address they
+    were connected from to X-Forwarded-For (nginx's ``$proxy_add_x_forwarded_for``): the
+    ``proxies``-th entry from the right. Entries left of it are the client's own to
+    write, so never trusted; with fewer entries than proxies, or one that is not an
+    address, the connecting address stands."""
+    if proxies <= 0:
+        return remote_addr
+    entries = [e.strip() for e in forwarded_for.split(",")]
+    if len(entries) < proxies:
+        return remote_addr
+    candidate = entries[-proxies]
+    try:
+        return str(ipaddress.ip_address(candidate))
+    except ValueError:
+        return remote_addr
+
+
+def client_address(request: HttpRequest) -> str:
+    """The address the login lockout counts failures by (AXES_CLIENT_IP_CALLABLE)."""
+    return forwarded_client(
+        request.META.get("REMOTE_ADDR", ""),
+        request.META.get("HTTP_X_FORWARDED_FOR", ""),
+        settings.EVENTVIEWER_PROXY_COUNT,
+    )

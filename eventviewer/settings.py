@@ -143,7 +143,10 @@ AXES_COOLOFF_TIME = timedelta(minutes=envint("EVENTVIEWER_LOGIN_LOCKOUT_MINUTES"
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
-AXES_IPWARE_PROXY_COUNT = envint("EVENTVIEWER_PROXY_COUNT", "0") or None  # proxies in front, for X-Forwarded-For
+# Proxies in front that append to X-Forwarded-For (nginx: 1): the lockout counts by the
+# address they saw, not theirs (without it, five bad passwords lock a user out for all).
+EVENTVIEWER_PROXY_COUNT = envint("EVENTVIEWER_PROXY_COUNT", "0")
+AXES_CLIENT_IP_CALLABLE = "eventviewer.middleware.client_address"
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "eventviewer:conversation-list"
