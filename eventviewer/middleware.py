@@ -4,8 +4,10 @@ client's address behind proxies."""
 import ipaddress
 from collections.abc import Callable
 
+from axes.handlers.cache import AxesCacheHandler
 from django.conf import settings
 from django.contrib.auth.middleware import LoginRequiredMiddleware
+from django.core.cache import BaseCache, caches
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 # No inline script or style anywhere: htmx and our own script load from /static/.
@@ -68,3 +70,24 @@ def client_address(request: HttpRequest) -> str:
         request.META.get("HTTP_X_FORWARDED_FOR", ""),
         settings.EVENTVIEWER_PROXY_COUNT,
     )
+
+
+class FileLockouts(AxesCacheHandler):
+    """django-axes' cache handler over the "lockouts" file cache (SQLite deployments: a
+    login takes no write lock). That cache holds nothing else, so ``manage.py
+    axes_reset`` without arguments ends every lockout by clearing it."""
+
+    def __init__(self) -> None:
+        pass  # no cache held: the "lockouts" alias is looked up each time (tests move it)
+
+    @property
+    def cache(self) -> BaseCache:  # type: ignore[override]
+        return caches[settings.AXES_CACHE]
+
+    def reset_attempts(
+        self, *, ip_address: str | None = None, username: str | None = None, ip_or_username: bool = False
+    ) -> int:
+        if ip_address is None and username is None and not ip_or_username:
+            self.cache.clear()
+            return 0  # the cache cannot count what it held
+        return int(super().reset_attempts(ip_address=ip_address, username=username, ip_or_username=ip_or_username))
