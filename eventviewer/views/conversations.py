@@ -22,7 +22,7 @@ from django.views.decorators.vary import vary_on_headers
 from eventviewer import search, tasks
 from eventviewer.forms import ConversationListForm, EventForm, HeadForm, PathForm, RawForm, ShareForm
 from eventviewer.lookups import checked, get_conversation, get_event, get_leaf, valid
-from eventviewer.models import Conversation, ConversationState, Event, Run, read_whole, unpack
+from eventviewer.models import Conversation, Event, Run, read_whole
 from eventviewer.scope import Scope
 from eventviewer.trajectory import diagram, masking
 from eventviewer.trajectory.failures import failures
@@ -318,10 +318,9 @@ def base_state(request: HttpRequest, conversation_id: str) -> HttpResponse:
     for the file as imported (a share link has no such download)."""
     conversation = get_conversation(conversation_id)
     raw = valid(RawForm, request.GET)["raw"]
-    packed = ConversationState.objects.filter(conversation=conversation).values_list("packed", flat=True).first()
-    if packed is None:
+    state = conversation.base_state_file()
+    if state is None:
         raise Http404("This conversation was imported without a base_state.json.")
-    state = unpack(packed)
     response = HttpResponse(state if raw else masking.masked_json(state), content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="{conversation.conversation_id}-base_state.json"'
     return response

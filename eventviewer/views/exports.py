@@ -78,14 +78,14 @@ def sdk_files(
     """The conversation's folder as the SDK writes it, file by file: ``base_state.json``
     (its secrets masked unless ``raw``), ``events/event-NNNNN-<id>.json`` with each event's
     bytes as imported, and each sub-agent's folder under ``subagents/<id>/``."""
-    state = stored_base_state(conversation)
+    state = conversation.base_state_file()
     if not state:  # imported from a JSON or JSONL file: no state to give back but the id and HEAD
         minimal = {"id": str(uuid.UUID(conversation.conversation_id))}
         head = conversation.skeleton.get("head")
         if head:
             minimal["leaf_event_id"] = head
-        state = orjson.dumps(minimal).decode()
-    yield f"{folder}/base_state.json", state.encode() if raw else masking.masked_json(state)
+        state = orjson.dumps(minimal)
+    yield f"{folder}/base_state.json", state if raw else masking.masked_json(state)
     last = -1
     while True:
         rows = list(
