@@ -7,6 +7,7 @@ from django.utils.html import format_html
 
 from eventviewer import tasks
 from eventviewer.models import Conversation, Event, Instance, Run, ShareLink
+from eventviewer.templatetags.eventviewer import pretty_json
 
 
 @admin.register(Conversation)
@@ -107,7 +108,12 @@ class InstanceAdmin(admin.ModelAdmin):
 class RunAdmin(admin.ModelAdmin):
     list_display = ["name", "slug", "instance_count", "source", "imported_at"]
     search_fields = ["name", "slug"]
-    readonly_fields = ["name", "slug", "source", "metadata", "imported_at", "instances"]
+    readonly_fields = ["name", "slug", "source", "shown_metadata", "imported_at", "instances"]
+    fields = readonly_fields  # the stored metadata only as shown_metadata masks it
+
+    @admin.display(description="metadata (secrets masked)")
+    def shown_metadata(self, obj: Run) -> str:
+        return format_html("<pre>{}</pre>", pretty_json(obj.shown_metadata))
 
     @admin.display(description="instances", ordering="instance_count")
     def instance_count(self, obj: Run) -> int:

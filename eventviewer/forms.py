@@ -230,6 +230,12 @@ class CompareForm(forms.Form):
     page = forms.IntegerField(min_value=1, required=False)
 
 
+class RawForm(forms.Form):
+    """``?raw=1``: the owner asks for base_state.json as imported, secrets and all."""
+
+    raw = forms.TypedChoiceField(choices=[("", ""), ("1", "1")], coerce=bool, empty_value=False, required=False)
+
+
 class ExportForm(forms.Form):
     FORMATS = ("events", "messages", "markdown")
     leaf = EventIdField()

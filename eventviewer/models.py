@@ -25,7 +25,7 @@ from django.http import Http404
 from django.urls import reverse
 from django.utils import timezone
 
-from eventviewer.trajectory import files, kinds, naming, runs
+from eventviewer.trajectory import files, kinds, masking, naming, runs, serverstate
 from eventviewer.trajectory.cards import Card
 from eventviewer.trajectory.events import SUMMARY_LENGTH, Light, one_line
 from eventviewer.trajectory.pairing import (
@@ -173,6 +173,23 @@ class Conversation(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("eventviewer:conversation", args=[self.conversation_id])
+
+    @property
+    def synced(self) -> bool:
+        """Copied from an agent-server by `sync` (its source is the server's URL for it)."""
+        return self.source.startswith(("http://", "https://"))
+
+    def base_state_file(self) -> bytes | None:
+        """Its base_state.json (None: it had none), as stored; for a synced conversation,
+        as the SDK writes it (a sync before the SDK's shape was written stored the
+        server's description of the conversation instead)."""
+        packed = ConversationState.objects.filter(conversation=self).values_list("packed", flat=True).first()
+        if packed is None:
+            return None
+        raw = unpack(packed)
+        if self.synced:
+            return orjson.dumps(serverstate.sdk_state(orjson.loads(raw)))
+        return raw
 
     @property
     def problem_count(self) -> int:
@@ -1014,6 +1031,12 @@ class Run(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("eventviewer:run", args=[self.slug])
+
+    @property
+    def shown_metadata(self) -> Any:
+        """The metadata as a reader sees it: masked again on the way out, so a run
+        imported before a masking rule existed does not show what the rule hides."""
+        return masking.masked(self.metadata)
 
 
 class Instance(models.Model):

@@ -115,11 +115,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # read while an import writes; 16 KiB pages suit rows holding whole events (the
     # page size only applies to a new database).
     DATABASES["default"]["OPTIONS"] = {
-        "timeout": 60,
+        "timeout": envint("EVENTVIEWER_SQLITE_TIMEOUT", "60"),
         "transaction_mode": "IMMEDIATE",
         "init_command": "PRAGMA page_size=16384; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+SQLITE = DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
 
 # Per-process, for drawn branch diagrams (up to a few hundred KB each): the bound
 # keeps a visitor walking every event's ?leaf= from filling a worker's memory.
@@ -129,6 +130,23 @@ CACHES = {
         "OPTIONS": {"MAX_ENTRIES": envint("EVENTVIEWER_CACHE_ENTRIES", "200")},
     }
 }
+if SQLITE:
+    # An import holds SQLite's one write lock until it commits (all or nothing), for
+    # minutes on a big upload. A login must not wait for it: sessions and failed-login
+    # counts live in files beside the database (shared by every process on its machine,
+    # which SQLite's file is anyway), and last_login is skipped while the lock is held
+    # (eventviewer.apps).
+    for name in ("sessions", "lockouts"):
+        CACHES[name] = {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": f"{DATABASES['default']['NAME']}-{name}",
+            "TIMEOUT": None,  # sessions and lockouts carry their own expiry
+            "OPTIONS": {"MAX_ENTRIES": 1_000_000},
+        }
+    SESSION_ENGINE = "django.contrib.sessions.backends.cache"
+    SESSION_CACHE_ALIAS = "sessions"
+    AXES_HANDLER = "eventviewer.middleware.FileLockouts"
+    AXES_CACHE = "lockouts"
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -143,7 +161,10 @@ AXES_COOLOFF_TIME = timedelta(minutes=envint("EVENTVIEWER_LOGIN_LOCKOUT_MINUTES"
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
-AXES_IPWARE_PROXY_COUNT = envint("EVENTVIEWER_PROXY_COUNT", "0") or None  # proxies in front, for X-Forwarded-For
+# Proxies in front that append to X-Forwarded-For (nginx: 1): the lockout counts by the
+# address they saw, not theirs (without it, five bad passwords lock a user out for all).
+EVENTVIEWER_PROXY_COUNT = envint("EVENTVIEWER_PROXY_COUNT", "0")
+AXES_CLIENT_IP_CALLABLE = "eventviewer.middleware.client_address"
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "eventviewer:conversation-list"

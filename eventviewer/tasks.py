@@ -12,6 +12,7 @@ import os
 import shutil
 import socket
 import time
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,14 @@ from eventviewer.models import Conversation, Upload
 HEARTBEAT = 1.0  # seconds between progress writes
 PROGRESS_FILE = "progress.json"
 STOPPED = "the worker importing these files stopped before it finished (killed, or out of memory); nothing was imported"
+# From an upload's row to its task: the request copies the files it received (seconds
+# for the largest upload allowed). An upload still without a task after this long lost
+# its request (the server stopped mid-upload) and will never get one.
+HANDOFF_SECONDS = 600
+INTERRUPTED = (
+    "the upload was cut off before a worker was asked to import it (the server stopped while receiving it); "
+    "nothing was imported: send the files again"
+)
 
 
 class WorkerStopped(Exception):
@@ -149,9 +158,14 @@ def _task_result(upload: Upload):
 
 
 def reap_stopped_imports() -> int:
-    """Mark failed the imports whose worker stopped: their task and their upload.
+    """Mark failed the imports whose worker stopped (their task and their upload) and the
+    uploads whose request died before it asked for a worker, removing their files.
     Returns how many. Run by every worker, at start and now and then."""
     reaped = 0
+    cut_off = timezone.now() - timedelta(seconds=HANDOFF_SECONDS)
+    for upload in Upload.objects.filter(finished_at__isnull=True, task_id="", created_at__lt=cut_off):
+        finish(upload, problems=[INTERRUPTED])  # its partial files go with it
+        reaped += 1
     for upload in Upload.objects.filter(finished_at__isnull=True).exclude(task_id=""):
         state, _ = upload_state(upload)
         if state != "stopped":

@@ -36,6 +36,9 @@ def tasks_run_inline(request, tmp_path):
     settings = request.getfixturevalue("settings")
     settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
     settings.EVENTVIEWER_UPLOAD_DIR = tmp_path / "uploads"
+    if "lockouts" in settings.CACHES:  # SQLite: sessions and lockouts in files, each test its own
+        files = {name: {**settings.CACHES[name], "LOCATION": str(tmp_path / name)} for name in ("sessions", "lockouts")}
+        settings.CACHES = {**settings.CACHES, **files}
 
 
 def fixture_folder(scenario: str) -> Path:

@@ -25,6 +25,7 @@ from django.utils import timezone
 from eventviewer.imports.importer import Imported, import_sources, stored_state
 from eventviewer.imports.sources import ConversationSource, RawEvent
 from eventviewer.models import Conversation
+from eventviewer.trajectory import serverstate
 from eventviewer.trajectory.ids import normalize_conversation_id
 
 PAGE = 100  # the largest page the server gives
@@ -169,7 +170,8 @@ def store(server: AgentServer, info: dict, events: Frames, live: bool = False) -
                 Conversation.objects.filter(pk=conversation.pk).update(live_until=timezone.now() + LIVE_FOR)
             return None
         source = ConversationSource(conversation_id, where, _events=lambda: iter(raw_events))
-        source.set_state(info, orjson.dumps(info))
+        # Stored as the SDK writes base_state.json: the server's own fields are not the SDK's.
+        source.set_state(info, orjson.dumps(serverstate.sdk_state(info)))
         (imported,) = import_sources([source])
         live_until = timezone.now() + LIVE_FOR if live else imported.conversation.live_until
         Conversation.objects.filter(pk=imported.conversation.pk).update(**_described_by(info), live_until=live_until)

@@ -35,7 +35,7 @@ from eventviewer.imports.sources import (
     _too_big,
     derived_id,
 )
-from eventviewer.trajectory import runs, v0
+from eventviewer.trajectory import masking, runs, v0
 from eventviewer.trajectory.ids import normalize_conversation_id
 
 V1_CONVERSATIONS = "v1_conversations"
@@ -177,7 +177,7 @@ def _fill_row_source(source: ConversationSource, data: dict[str, Any], run_name:
         outcome=runs.outcome(test_result, error, len(history)),
         test_result=runs.storable(test_result) if test_result is not None else {},
         error=error.replace("\x00", "") if isinstance(error, str) else "",
-        metadata=runs.storable(runs.masked(metadata)) if isinstance(metadata, dict) else {},
+        metadata=runs.storable(masking.masked(metadata)) if isinstance(metadata, dict) else {},
     )
     state: dict[str, Any] = {"agent": {"llm": {"model": runs.model_of(metadata, metrics)}}}
     if isinstance(metrics, dict):

@@ -155,6 +155,9 @@ def _import_all(sources: list[ConversationSource], problems: list[str], progress
             cursor.execute("PRAGMA cache_size = -16384")
     runs_seen: dict[str, Run] = {}
     with transaction.atomic():
+        problems.extend(_moved_subagents(sources))
+        if problems:
+            raise ImportFailed(problems)
         imported: dict[str, Imported] = {}
         for source in sources:
             try:
@@ -177,6 +180,33 @@ def _import_all(sources: list[ConversationSource], problems: list[str], progress
         if connection.vendor == "postgresql":
             _refresh_statistics(sum(r.added for r in results))
     return results
+
+
+def _moved_subagents(sources: list[ConversationSource]) -> list[str]:
+    """A sub-agent folder naming a conversation already stored elsewhere (on its own, or
+    under another parent): linking it would move that conversation under this one, into
+    this one's share links and its deletion. Refused, naming both."""
+    by_where = {s.where: s for s in sources}
+    parent_of = {
+        s.conversation_id: by_where[s.parent_where].conversation_id for s in sources if s.parent_where in by_where
+    }
+    if not parent_of:
+        return []
+    stored = Conversation.objects.filter(conversation_id__in=parent_of).values_list(
+        "conversation_id", "parent__conversation_id"
+    )
+    problems = []
+    where_of = {s.conversation_id: s.where for s in sources}
+    for conversation_id, parent_id in stored:
+        if parent_id == parent_of[conversation_id]:
+            continue  # already this parent's sub-agent: an import again
+        already = "as a conversation of its own" if parent_id is None else f"as a sub-agent of {parent_id}"
+        problems.append(
+            f"{where_of[conversation_id]}: this sub-agent folder names conversation {conversation_id}, "
+            f"already imported {already}; an import never moves a conversation under another "
+            f"({parent_of[conversation_id]}): delete {conversation_id} first to import it as this one's sub-agent"
+        )
+    return problems
 
 
 def _record_instance(conversation: Conversation, row: Row, runs_seen: dict[str, Run]) -> None:

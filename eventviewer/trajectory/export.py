@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import chain, islice
 from typing import Any
+from urllib.parse import quote
 
 import orjson
 
@@ -27,7 +28,17 @@ OUTPUT_LINES = 30  # lines of a tool's output in the review document
 OUTPUT_CHARS = 3_000
 TEXT_CHARS = 20_000  # a message or thought in the review document
 ARGUMENT_CHARS = 3_000
-_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+# What Markdown reads as markup wherever it stands in a line (CommonMark and GitHub's
+# tables and strikethrough): a backslash, code spans, emphasis, links, HTML and
+# entities. Other punctuation (``calc.py.``, ids with ``-``) stays as it is.
+_INLINE = re.compile(r"[\\`*\[\]<|~]|&(?=#?\w+;)|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+# Markup only at the start of a line (headings, quotes, lists, breaks) or after a space
+# (a heading's closing #s).
+_LINE_START = re.compile(r"^(?:[#>+=-]|\d+(?=[.)]))")
+_AFTER_SPACE_HASH = re.compile(r"(?<=\s)#")
+# What a link destination may hold as it is: the URL characters but parentheses, which
+# would end the destination early, and % (already encoded).
+_DESTINATION_SAFE = ":/?#[]@!$&'*+,;=%-._~"
 
 
 def chat_message(message: Message, events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -129,8 +140,22 @@ def _string(value: Any) -> str:
 
 
 def escape(text: str) -> str:
-    """Text as Markdown shows it: every ASCII punctuation mark escaped, on one line."""
-    return _PUNCTUATION.sub(r"\\\1", one_line(text, 10_000))
+    """Text as Markdown shows it, on one line: only what Markdown would read as markup is
+    escaped."""
+    line = _INLINE.sub(lambda m: "\\" + m.group(0), one_line(text, 10_000))
+    line = _AFTER_SPACE_HASH.sub(r"\\#", line)
+    start = _LINE_START.match(line)
+    if start is None:
+        return line
+    if start.group(0).isdigit():  # "1. " would open a list: escape its dot
+        return line[: start.end()] + "\\" + line[start.end() :]
+    return "\\" + line
+
+
+def destination(url: str) -> str:
+    """A URL as a link's destination: whatever an id put in it (spaces, parentheses, ``<``)
+    percent-encoded, so the link ends where it should and nothing after it is markup."""
+    return quote(url, safe=_DESTINATION_SAFE)
 
 
 def code(text: str, info: str = "text") -> str:
@@ -157,7 +182,7 @@ def event_section(event: Light, data: Mapping[str, Any], link: str, result: Mapp
     if kind == kinds.ACTION:
         action = data.get("action") if isinstance(data.get("action"), dict) else None
         command = action.get("command") if action else None
-        out.append(f"- **{escape(event.tool_name or 'tool call')}** ([event]({link}))\n")
+        out.append(f"- **{escape(event.tool_name or 'tool call')}** ([event]({destination(link)}))\n")
         if action is None:
             out.append("  *invalid call: no action could be made of it*\n")
         if isinstance(command, str):
@@ -226,7 +251,7 @@ def review_turn(
         heading = (first.role or first.source or "message").capitalize()
     else:
         heading = kinds.kind_of(first.kind).label
-    out = [f"### {number}\\. {escape(heading)} ([link]({link(first.event_id)}))\n\n"]
+    out = [f"### {number}. {escape(heading)} ([link]({destination(link(first.event_id))}))\n\n"]
     if turn.is_batch:
         thought = texts(data.get(first.event_id, {}).get("thought"))
         if thought:

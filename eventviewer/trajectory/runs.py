@@ -2,12 +2,11 @@
 
 An evaluation output (``output.jsonl``, one row per instance: ``instance_id``,
 ``instruction``, ``history``, ``test_result``, ``metadata``, ``metrics``, ``error``) is
-a run; these rules read a row's outcome and hide the secrets in its metadata.
+a run; these rules read a row's outcome (its metadata's secrets are hidden by ``masking``).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,8 +26,6 @@ OUTCOME_LABELS = {
     UNSCORED: "not scored",
 }
 
-MASK = "********"
-_SECRET = re.compile(r"key|token|secret|password", re.IGNORECASE)
 ROW_FIELDS = ("instance_id", "history")  # what makes a JSON line an evaluation row
 _GENERIC_STEMS = {"output", "outputs", "output.critic_attempt_1"}
 
@@ -86,19 +83,6 @@ def outcome(test_result: Any, error: Any, history_length: int) -> str:
     if flag is None:
         return UNSCORED
     return RESOLVED if flag else FAILED
-
-
-def masked(value: Any) -> Any:
-    """``value`` with the value of every key that names a secret (key, token, secret,
-    password) replaced, at any depth; a null stays null (nothing to hide)."""
-    if isinstance(value, Mapping):
-        return {
-            str(k): (MASK if _SECRET.search(str(k)) and v is not None and not isinstance(v, bool) else masked(v))
-            for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [masked(v) for v in value]
-    return value
 
 
 def storable(value: Any) -> Any:

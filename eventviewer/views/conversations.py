@@ -20,11 +20,11 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from django.views.decorators.vary import vary_on_headers
 
 from eventviewer import search, tasks
-from eventviewer.forms import ConversationListForm, EventForm, HeadForm, PathForm, ShareForm
+from eventviewer.forms import ConversationListForm, EventForm, HeadForm, PathForm, RawForm, ShareForm
 from eventviewer.lookups import checked, get_conversation, get_event, get_leaf, valid
-from eventviewer.models import Conversation, ConversationState, Event, Run, read_whole, unpack
+from eventviewer.models import Conversation, Event, Run, read_whole
 from eventviewer.scope import Scope
-from eventviewer.trajectory import diagram
+from eventviewer.trajectory import diagram, masking
 from eventviewer.trajectory.failures import failures
 from eventviewer.trajectory.reading import Reading
 from eventviewer.trajectory.timeline import Axis, timeline_axis, timeline_svg
@@ -333,12 +333,14 @@ def set_head(request: HttpRequest, conversation_id: str) -> HttpResponse:
 
 @require_safe
 def base_state(request: HttpRequest, conversation_id: str) -> HttpResponse:
-    """base_state.json as imported, as a download: the only place that reads it."""
+    """base_state.json as a download, its secrets masked unless the owner asks ``?raw=1``
+    for the file as imported (a share link has no such download)."""
     conversation = get_conversation(conversation_id)
-    packed = ConversationState.objects.filter(conversation=conversation).values_list("packed", flat=True).first()
-    if packed is None:
+    raw = valid(RawForm, request.GET)["raw"]
+    state = conversation.base_state_file()
+    if state is None:
         raise Http404("This conversation was imported without a base_state.json.")
-    response = HttpResponse(unpack(packed), content_type="application/json")
+    response = HttpResponse(state if raw else masking.masked_json(state), content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="{conversation.conversation_id}-base_state.json"'
     return response
 

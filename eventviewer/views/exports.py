@@ -21,11 +21,11 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_safe
 
-from eventviewer.forms import ExportForm
+from eventviewer.forms import ExportForm, RawForm
 from eventviewer.lookups import get_conversation, get_leaf, valid
 from eventviewer.models import PAYLOAD_CHUNK, Conversation, ConversationState, EventPayload, unpack
 from eventviewer.scope import MAX_NESTING, Scope
-from eventviewer.trajectory import export, kinds
+from eventviewer.trajectory import export, kinds, masking
 from eventviewer.trajectory.events import Light, one_line
 from eventviewer.trajectory.reading import Reading
 from eventviewer.trajectory.view import SUMMARY_SUFFIX
@@ -74,18 +74,20 @@ class _Sink:
         return out
 
 
-def sdk_files(conversation: Conversation, folder: str, depth: int = 0) -> Iterator[tuple[str, bytes]]:
-    """The conversation's folder as the SDK writes it, file by file: ``base_state.json``,
-    ``events/event-NNNNN-<id>.json`` with each event's bytes as imported, and each
-    sub-agent's folder under ``subagents/<id>/``."""
-    state = stored_base_state(conversation)
+def sdk_files(
+    conversation: Conversation, folder: str, depth: int = 0, raw: bool = False
+) -> Iterator[tuple[str, bytes]]:
+    """The conversation's folder as the SDK writes it, file by file: ``base_state.json``
+    (its secrets masked unless ``raw``), ``events/event-NNNNN-<id>.json`` with each event's
+    bytes as imported, and each sub-agent's folder under ``subagents/<id>/``."""
+    state = conversation.base_state_file()
     if not state:  # imported from a JSON or JSONL file: no state to give back but the id and HEAD
         minimal = {"id": str(uuid.UUID(conversation.conversation_id))}
         head = conversation.skeleton.get("head")
         if head:
             minimal["leaf_event_id"] = head
-        state = orjson.dumps(minimal).decode()
-    yield f"{folder}/base_state.json", state.encode()
+        state = orjson.dumps(minimal)
+    yield f"{folder}/base_state.json", state if raw else masking.masked_json(state)
     last = -1
     while True:
         rows = list(
@@ -100,7 +102,7 @@ def sdk_files(conversation: Conversation, folder: str, depth: int = 0) -> Iterat
         last = rows[-1][0]
     if depth < MAX_NESTING:
         for child in conversation.subagents.order_by("conversation_id"):
-            yield from sdk_files(child, f"{folder}/subagents/{child.conversation_id}", depth + 1)
+            yield from sdk_files(child, f"{folder}/subagents/{child.conversation_id}", depth + 1, raw)
 
 
 def _zip(files: Iterable[tuple[str, bytes]]) -> Iterator[bytes]:
@@ -126,7 +128,7 @@ def _unwritable_id(conversation: Conversation, depth: int = 0) -> str | None:
     return None
 
 
-def conversation_zip(request: HttpRequest, scope: Scope) -> HttpResponse:
+def conversation_zip(request: HttpRequest, scope: Scope, raw: bool = False) -> HttpResponse:
     conversation = scope.conversation
     bad = _unwritable_id(conversation)
     if bad is not None:
@@ -135,12 +137,14 @@ def conversation_zip(request: HttpRequest, scope: Scope) -> HttpResponse:
             "the SDK's folder; export its branches as JSON events instead."
         )
     folder = conversation.conversation_id
-    return _download(_zip(sdk_files(conversation, folder)), f"{folder}.zip", "application/zip")
+    return _download(_zip(sdk_files(conversation, folder, raw=raw)), f"{folder}.zip", "application/zip")
 
 
 @require_safe
 def export_zip(request: HttpRequest, conversation_id: str) -> HttpResponse:
-    return conversation_zip(request, Scope(get_conversation(conversation_id)))
+    """The owner's zip: base_state.json masked unless ``?raw=1`` (a share link's never is)."""
+    raw = valid(RawForm, request.GET)["raw"]
+    return conversation_zip(request, Scope(get_conversation(conversation_id)), raw=raw)
 
 
 # --- one branch ---------------------------------------------------------------------------------
@@ -204,7 +208,7 @@ def _markdown(request: HttpRequest, scope: Scope, reading: Reading) -> Iterator[
     branch_url = request.build_absolute_uri(scope.url(leaf=leaf.event_id))
 
     def link(event_id: str) -> str:
-        return request.build_absolute_uri(scope.url(leaf=leaf.event_id, at=event_id)) + f"#event-{event_id}"
+        return export.destination(request.build_absolute_uri(scope.at_url(leaf.event_id, event_id)))
 
     title = conversation.title or conversation.conversation_id
     usage = conversation.usage_of(reading.path)
@@ -226,7 +230,7 @@ def _markdown(request: HttpRequest, scope: Scope, reading: Reading) -> Iterator[
         + (" (HEAD)" if leaf.pk == conversation.head_id else "")
         + f", outcome **{kinds.outcome(leaf)}**\n",
         f"- {', '.join(figures)}\n",
-        f"- Read it in eventviewer: <{branch_url}>\n\n",
+        f"- Read it in eventviewer: <{export.destination(branch_url)}>\n\n",
     ]
     yield "".join(head).encode()
     yield _problems(reading, link).encode()

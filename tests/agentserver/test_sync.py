@@ -139,3 +139,26 @@ def test_an_unknown_conversation_is_named(agent_server):
 )
 def test_bad_arguments_are_named(args, message):
     assert message in refused(*args)
+
+
+def test_a_synced_conversations_base_state_is_what_the_sdk_wrote_for_it(agent_server, llm, client, open_site):
+    import io
+    import zipfile
+
+    conversation_id = agent_server.create(llm, "Say hello.")
+    agent_server.wait_for(conversation_id)
+    sync(agent_server, "--conversation", conversation_id)
+    written = orjson.loads((agent_server.root / "conversations" / conversation_id / "base_state.json").read_bytes())
+
+    url = f"/c/{conversation_id}/"
+    served = orjson.loads(client.get(f"{url}base_state.json?raw=1").content)
+    # What the server never sends (the API key, which it writes encrypted) and two fields
+    # it leaves out of its description are all that differ.
+    del written["agent"]["llm"]["api_key"]
+    assert set(written) - set(served) <= {"activated_path_rules", "head_is_empty"}
+    assert served == {key: written[key] for key in served}
+    assert list(served) == [key for key in written if key in served]  # in the SDK's order
+    assert not {"title", "metrics", "created_at", "runtime_info"} & set(served)  # the server's own fields
+
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(client.get(f"{url}export.zip").streaming_content)))
+    assert orjson.loads(archive.read(f"{conversation_id}/base_state.json")) == served

@@ -66,7 +66,7 @@ def test_the_export_menu_downloads_the_branch_and_the_conversation(page, branchi
     download = markdown.value
     assert re.fullmatch(rf"{branching.conversation_id}-[\w-]+\.md", download.suggested_filename)
     download.save_as(tmp_path / "review.md")
-    assert (tmp_path / "review.md").read_text().startswith("# Write a script that counts words in data\\.txt\\.\n")
+    assert (tmp_path / "review.md").read_text().startswith("# Write a script that counts words in data.txt.\n")
     with page.expect_download() as archive:
         menu.get_by_role("link", name="The whole conversation, as the SDK's folder (zip)").click()
     assert archive.value.suggested_filename == f"{branching.conversation_id}.zip"

@@ -1,4 +1,4 @@
-"""Evaluation rows: outcomes, masked secrets, run names and two runs compared."""
+"""Evaluation rows: outcomes, run names and two runs compared."""
 
 from __future__ import annotations
 
@@ -26,25 +26,6 @@ from eventviewer.trajectory import runs
 )
 def test_the_outcome_of_a_row(test_result, error, length, expected):
     assert runs.outcome(test_result, error, length) == expected
-
-
-def test_secrets_are_masked_at_any_depth_and_nulls_stay():
-    metadata = {
-        "llm": {"model": "m", "api_key": "sk-1", "aws_secret_access_key": None, "OVERRIDE_ON_SERIALIZE": ["api_key"]},
-        "agents": [{"github_token": "ghp_x", "password": 3}],
-        "max_iterations": 50,
-        "keyboard": True,
-    }
-    masked = runs.masked(metadata)
-    assert masked["llm"] == {
-        "model": "m",
-        "api_key": runs.MASK,
-        "aws_secret_access_key": None,
-        "OVERRIDE_ON_SERIALIZE": ["api_key"],
-    }
-    assert masked["agents"] == [{"github_token": runs.MASK, "password": runs.MASK}]
-    assert masked["max_iterations"] == 50 and masked["keyboard"] is True
-    assert "sk-1" not in repr(masked) and "ghp_x" not in repr(masked)
 
 
 def test_what_is_stored_holds_no_nul_character():
