@@ -23,7 +23,7 @@ from django.http import Http404
 from django.urls import reverse
 from django.utils import timezone
 
-from eventviewer.trajectory import files, kinds, runs
+from eventviewer.trajectory import failures, files, kinds, runs
 from eventviewer.trajectory.cards import Card
 from eventviewer.trajectory.events import SUMMARY_LENGTH, Light, one_line
 from eventviewer.trajectory.pairing import (
@@ -56,6 +56,7 @@ def event_path(event_id: str, leaf: str | None = None) -> str:
 
 PAYLOAD_CHUNK = 500  # payloads read per query
 DRIFT_LISTED = 20  # events that ran on other branches listed (and kept) per fork point; all are counted
+RUN_END_ERRORS_READ = 100  # tree events after HEAD read to find the conversation errors that ended its run
 
 
 def raw_path(event_id: str) -> str:
@@ -433,6 +434,16 @@ class Conversation(models.Model):
         on_path = {e.pk for e in path}
         rows = _cached(f"side-failures:{self.pk}:{self.updated_at.timestamp()}", self._dead_end_side_failures)
         return [r for r in rows if r.parent_pk in on_path and r.pk not in on_path]
+
+    def run_end_errors(self, leaf: Light) -> list[Light]:
+        """``failures.run_end_errors`` when ``leaf`` is HEAD: the conversation errors that
+        ended the run below it. Only the first few tree events after HEAD are read: a run
+        that went on past them did not end there."""
+        if leaf.pk != self.head_id:
+            return []
+        after = self.events.filter(seq__gt=leaf.seq, depth__isnull=False).order_by("seq")
+        rows = after[: RUN_END_ERRORS_READ + 1].light_rows()
+        return [] if len(rows) > RUN_END_ERRORS_READ else failures.run_end_errors(leaf, rows)
 
     def side_failures_beside(self, path: Sequence[Light]) -> list[Light]:
         """``side_failures`` for a stretch of a branch: asked of the parents' index for these
