@@ -115,7 +115,8 @@
   function highlight(root) {
     var hl = new URLSearchParams(window.location.search).get("hl");
     if (!hl) return;
-    var words = (hl.toLowerCase().match(/[\p{L}\p{N}]+\*?/gu) || []).map(function (w) {
+    // Words, and each symbol beyond ASCII (an emoji) as a word of its own, as the index has them.
+    var words = (hl.toLowerCase().match(/[\p{L}\p{N}]+\*?|[^\P{S}\x00-\x7f]/gu) || []).map(function (w) {
       var prefix = w.slice(-1) === "*";
       var core = (prefix ? w.slice(0, -1) : w).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
       return core + (prefix ? "[\\p{L}\\p{N}]*" : "(?![\\p{L}\\p{N}])");
