@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from .cards import observation_output
+
 FIELD_CHARS = 1000  # characters taken from one field of an event
 EVENT_CHARS = 2000  # characters of an event indexed in all
 MAX_TERMS = 16  # terms in one query
@@ -135,8 +137,11 @@ def event_text(data: Any, limit: int = EVENT_CHARS) -> str:
     observation = data.get("observation")
     if isinstance(observation, dict):
         take(observation.get("command"))
-        for text in _content(observation.get("content")):
-            take(text)
+        if observation.get("content"):
+            for text in _content(observation.get("content")):
+                take(text)
+        else:  # an observation of another shape: its output under fields of its own (stdout …)
+            take(observation_output(observation))
         take(observation.get("error"))
     text = "\n".join(pieces)
     return text.replace("\x00", " ") if "\x00" in text else text  # PostgreSQL refuses NUL
