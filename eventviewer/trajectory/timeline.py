@@ -40,12 +40,17 @@ class Mark:
     label: str  # what the turn is, for the tooltip
 
 
+_EPOCH = datetime(1970, 1, 1)
+
+
 def _moment(timestamp: str) -> float | None:
     try:
         moment = datetime.fromisoformat(timestamp)
     except (TypeError, ValueError):
         return None
-    return moment.replace(tzinfo=None).timestamp()  # all of one log share one clock
+    # All of one log share one clock; seconds from a fixed moment, not through the local
+    # time zone (which has no year 1, nor 9999 at every offset).
+    return (moment.replace(tzinfo=None) - _EPOCH).total_seconds()
 
 
 def timeline_svg(marks: Sequence[Mark], link: Callable[[str], str]) -> str:
