@@ -861,9 +861,9 @@ def _delete_rows(events: models.QuerySet) -> int:
 
 class ConversationState(models.Model):
     """A conversation's base_state.json, verbatim (packed), apart from Conversation so
-    that no page, list or API answer ever reads it: what they show of it (status,
-    agent, model) is extracted into Conversation's columns at import. Served only as
-    a download."""
+    that no page, list or API answer ever reads it (the API's list asks only whether
+    there is one): what they show of it (status, agent, model) is extracted into
+    Conversation's columns at import. Served only as a download."""
 
     conversation = models.OneToOneField(
         Conversation, primary_key=True, on_delete=models.CASCADE, related_name="stored_state"
