@@ -98,7 +98,9 @@ def legacy_errors(copy_scenario):
         (target / "events" / f"event-{seq:05d}-{event['id']}.json").write_text(json.dumps(event))
     state = json.loads((target / "base_state.json").read_text())
     state.pop("leaf_event_id", None)
+    state["id"] = "64bc2521-8077-4214-ac90-00000000face"  # a conversation of its own, beside the demo's
     (target / "base_state.json").write_text(json.dumps(state))
+    target = target.rename(target.parent / state["id"].replace("-", ""))
     return import_paths([(target, "legacy")])[0].conversation, events
 
 
