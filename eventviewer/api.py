@@ -10,12 +10,13 @@ import orjson
 from django.conf import settings
 from django.core.exceptions import BadRequest
 from django.core.paginator import Paginator
+from django.db.models import Exists, OuterRef
 from django.http import Http404, HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from eventviewer.forms import PathPageForm, SearchForm
 from eventviewer.lookups import get_conversation, get_leaf, valid
-from eventviewer.models import Conversation, Event, read_whole
+from eventviewer.models import Conversation, ConversationState, Event, read_whole
 from eventviewer.scope import Scope
 from eventviewer.trajectory.events import Light
 from eventviewer.trajectory.projection import Message, messages_starting, sent
@@ -57,7 +58,7 @@ def _read_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]
     return wrapper
 
 
-def _conversation_json(request: HttpRequest, conversation: Conversation) -> dict:
+def _conversation_json(request: HttpRequest, conversation: Conversation, has_base_state: bool) -> dict:
     return {
         "conversation_id": conversation.conversation_id,
         "title": conversation.title,
@@ -77,8 +78,11 @@ def _conversation_json(request: HttpRequest, conversation: Conversation) -> dict
         "imported_at": conversation.imported_at.isoformat(),
         "url": request.build_absolute_uri(conversation.get_absolute_url()),
         "path_url": request.build_absolute_uri(f"/api/conversations/{conversation.conversation_id}/path/"),
-        "base_state_url": request.build_absolute_uri(f"{conversation.get_absolute_url()}base_state.json"),
-    }
+    } | (
+        {"base_state_url": request.build_absolute_uri(f"{conversation.get_absolute_url()}base_state.json")}
+        if has_base_state  # an events file or a V0 trajectory has none
+        else {}
+    )
 
 
 def _message_json(message: Message, limit: int) -> dict:
@@ -106,7 +110,9 @@ def conversations(request: HttpRequest) -> HttpResponse:
         return _error(400, "page must be a positive integer")
     if number < 1:
         return _error(400, "page must be a positive integer")
-    paginator = Paginator(Conversation.objects.shown().order_by("-imported_at", "-id"), 100)
+    has_state = Exists(ConversationState.objects.filter(conversation=OuterRef("pk")))
+    listed = Conversation.objects.shown().annotate(has_base_state=has_state).order_by("-imported_at", "-id")
+    paginator = Paginator(listed, 100)
     if number > max(paginator.num_pages, 1):
         return _error(404, f"there is no page {number}")
     page = paginator.page(number)
@@ -115,7 +121,7 @@ def conversations(request: HttpRequest) -> HttpResponse:
             "count": paginator.count,
             "page": number,
             "next": f"?page={number + 1}" if page.has_next() else None,
-            "conversations": [_conversation_json(request, c) for c in page],
+            "conversations": [_conversation_json(request, c, c.has_base_state) for c in page],
         }
     )
 

@@ -25,7 +25,7 @@ from django.http import Http404
 from django.urls import reverse
 from django.utils import timezone
 
-from eventviewer.trajectory import files, kinds, masking, naming, runs, serverstate
+from eventviewer.trajectory import failures, files, kinds, masking, naming, runs, serverstate
 from eventviewer.trajectory.cards import Card
 from eventviewer.trajectory.events import SUMMARY_LENGTH, Light, one_line
 from eventviewer.trajectory.pairing import (
@@ -58,6 +58,7 @@ def event_path(event_id: str, leaf: str | None = None) -> str:
 
 PAYLOAD_CHUNK = 500  # payloads read per query
 DRIFT_LISTED = 20  # events that ran on other branches listed (and kept) per fork point; all are counted
+RUN_END_ERRORS_READ = 100  # tree events after HEAD read to find the conversation errors that ended its run
 
 
 def raw_path(event_id: str) -> str:
@@ -506,6 +507,16 @@ class Conversation(models.Model):
         rows = _cached(f"side-failures:{self.pk}:{self.updated_at.timestamp()}", self._dead_end_side_failures)
         return [r for r in rows if r.parent_pk in on_path and r.pk not in on_path]
 
+    def run_end_errors(self, leaf: Light) -> list[Light]:
+        """``failures.run_end_errors`` when ``leaf`` is HEAD: the conversation errors that
+        ended the run below it. Only the first few tree events after HEAD are read: a run
+        that went on past them did not end there."""
+        if leaf.pk != self.head_id:
+            return []
+        after = self.events.filter(seq__gt=leaf.seq, depth__isnull=False).order_by("seq")
+        rows = after[: RUN_END_ERRORS_READ + 1].light_rows()
+        return [] if len(rows) > RUN_END_ERRORS_READ else failures.run_end_errors(leaf, rows)
+
     def side_failures_beside(self, path: Sequence[Light]) -> list[Light]:
         """``side_failures`` for a stretch of a branch: asked of the parents' index for these
         events only, not of the whole conversation (which a branch too long to read whole
@@ -922,9 +933,9 @@ def _delete_rows(events: models.QuerySet) -> int:
 
 class ConversationState(models.Model):
     """A conversation's base_state.json, verbatim (packed), apart from Conversation so
-    that no page, list or API answer ever reads it: what they show of it (status,
-    agent, model) is extracted into Conversation's columns at import. Served only as
-    a download."""
+    that no page, list or API answer ever reads it (the API's list asks only whether
+    there is one): what they show of it (status, agent, model) is extracted into
+    Conversation's columns at import. Served only as a download."""
 
     conversation = models.OneToOneField(
         Conversation, primary_key=True, on_delete=models.CASCADE, related_name="stored_state"

@@ -19,7 +19,7 @@ from django.db import connection
 from django.db.models import BooleanField
 from django.db.models.expressions import RawSQL
 
-from eventviewer.trajectory.search import Query, QueryError, parse_query, tsvector
+from eventviewer.trajectory.search import FTS5_TOKENIZER, Query, QueryError, fts5_body, parse_query, tsvector
 
 TABLE = "eventviewer_eventtext"
 WORDS = "eventviewer_conversationwords"  # PostgreSQL only
@@ -51,9 +51,9 @@ def _deleted_with(table: str, key: str, owner: str, name: str) -> list[str]:
 # cascade, in the admin, by a test database's flush): triggers on the event table.
 SQLITE_SCHEMA = [
     # rowid: the event's pk; conversation: "c<its pk>", so that a search in one conversation
-    # is an intersection in the index, not a join. Diacritics kept, as PostgreSQL's
-    # 'simple' configuration does.
-    f"CREATE VIRTUAL TABLE {TABLE} USING fts5(body, conversation, tokenize = 'unicode61 remove_diacritics 0')",
+    # is an intersection in the index, not a join. body: ``fts5_body``, the text with its
+    # symbols written as words.
+    f"CREATE VIRTUAL TABLE {TABLE} USING fts5(body, conversation, tokenize = '{FTS5_TOKENIZER}')",
     f"""CREATE TRIGGER eventtext_delete AFTER DELETE ON eventviewer_event BEGIN
         DELETE FROM {TABLE} WHERE rowid = old.id;
     END""",
@@ -170,7 +170,7 @@ def insert(db: Any, cursor: Any, rows: list[tuple[int, int, str, str]], runs: Ru
         chunk = rows[start : start + per]
         cursor.execute(
             f"INSERT INTO {TABLE} (rowid, body, conversation) VALUES " + ", ".join(["(?, ?, ?)"] * len(chunk)),
-            [value for pk, conversation, body, _ in chunk for value in (pk, body, f"c{conversation}")],
+            [value for pk, conversation, body, _ in chunk for value in (pk, fts5_body(body), f"c{conversation}")],
         )
 
 

@@ -257,6 +257,9 @@ EVENTVIEWER_FULL_READ_MAX = envint("EVENTVIEWER_FULL_READ_MAX", "200000")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"users_errors": {"()": "eventviewer.logfilters.UsersErrors"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.getenv("LOG_LEVEL", "WARNING")},
+    # A refused request is one line at INFO; a server error keeps its traceback.
+    "loggers": {name: {"filters": ["users_errors"]} for name in ("django.request", "django.security")},
 }

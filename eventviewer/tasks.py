@@ -8,6 +8,7 @@ nothing written, and its silence marks its task failed."""
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import socket
@@ -27,6 +28,8 @@ from django_tasks_db.models import DBTaskResult
 from eventviewer.imports.importer import ImportFailed, import_paths
 from eventviewer.imports.progress import Progress, ticking
 from eventviewer.models import Conversation, Upload
+
+logger = logging.getLogger(__name__)
 
 HEARTBEAT = 1.0  # seconds between progress writes
 PROGRESS_FILE = "progress.json"
@@ -54,8 +57,10 @@ def import_upload(upload_id: str) -> list[dict[str, Any]]:
         with ticking(HEARTBEAT, lambda: write_progress(upload.folder, progress)):
             imported = import_paths(upload.paths(), progress, upload.run or None)
     except ImportFailed as e:
+        # The files' fault, said on the upload's page: a line in the log, no traceback.
         finish(upload, problems=e.problems)
-        raise
+        logger.info("import %s of %s: nothing was imported: %s", upload.pk, ", ".join(upload.names), e.problems[0])
+        return []
     except Exception as e:
         finish(upload, problems=[f"the import failed: {type(e).__name__}: {e}"])
         raise

@@ -176,3 +176,18 @@ def test_a_message_longer_than_a_page_lists_a_page_of_its_ids(api, folder, db):
     (merged,) = body["messages"]
     assert merged["event_ids"] == [f"m{i}" for i in range(10)] and merged["event_count"] == 30
     assert body["messages_total"] == 1 and body["path"] == merged["event_ids"]
+
+
+def test_the_list_gives_a_base_state_url_only_where_one_was_imported(api, imported):
+    from .conftest import run_import
+    from .test_sources import V0_TRAJECTORY
+
+    folder = imported("simple")
+    run_import(V0_TRAJECTORY)  # a V0 trajectory: events only
+    listed = {c["conversation_id"]: c for c in api.get("/api/conversations/").json()["conversations"]}
+    assert len(listed) == 2
+    with_state = listed.pop(folder.conversation_id)
+    assert api.get(with_state["base_state_url"]).status_code == 200
+    ((_, without),) = listed.items()
+    assert "base_state_url" not in without
+    assert api.get(f"{without['url']}base_state.json").status_code == 404

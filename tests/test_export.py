@@ -295,3 +295,31 @@ def test_a_branch_of_user_messages_streams_as_messages_in_bounded_memory(client,
     assert [m["role"] for m in chat] == ["user"]
     assert [p["text"] for p in chat[0]["content"]] == texts
     assert peak < 2_000_000, f"peak {peak:,} bytes while writing 6 MB of messages"
+
+
+def test_an_output_under_fields_the_cards_do_not_know_is_shown_and_exported(client, open_site, folder):
+    from .conftest import action, message, observation
+
+    result = observation("o1", "a1", "a1", "c1")
+    output = {"command": "pytest -q", "stdout": "3 passed in 0.2s", "stderr": "warning: slow", "exit_code": 0}
+    result["observation"] = output
+    empty = observation("o2", "a2", "a2", "c2")
+    empty["observation"] = {"command": "true", "exit_code": 0}
+    events = [
+        message("m1", None, "run the tests"),
+        action("a1", "m1", "c1", action={"kind": "TerminalAction", "command": "pytest -q"}),
+        result,
+        action("a2", "o1", "c2", response="r2", action={"kind": "TerminalAction", "command": "true"}),
+        empty,
+    ]
+    conversation = import_paths([(folder(events, {"leaf_event_id": "o2"}), "t")])[0].conversation
+    page = client.get(conversation.get_absolute_url()).content.decode()
+    card = page[page.index('id="event-o1"') : page.index('id="event-a2"')]
+    assert "3 passed in 0.2s" in card and "warning: slow" in card and "(no output)" not in card
+    assert "(no output)" in page[page.index('id="event-o2"') :]  # none: it says so
+    export = f"/c/{conversation.conversation_id}/export/"
+    chat = json.loads(body(client.get(export, {"leaf": "o2", "format": "messages"})))
+    (tool,) = [m for m in chat if m.get("tool_call_id") == "c1"]
+    assert "3 passed in 0.2s" in str(tool["content"]) and "warning: slow" in str(tool["content"])
+    review = body(client.get(export, {"leaf": "o2", "format": "markdown"})).decode()
+    assert "3 passed in 0.2s" in review and "warning: slow" in review

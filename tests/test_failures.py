@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 
 from eventviewer.imports.importer import import_paths
 
-from .conftest import action, ev, message, observation, write_folder
+from .conftest import action, ev, message, observation, text_of, write_folder
 
 pytestmark = pytest.mark.django_db
 
@@ -78,3 +79,52 @@ def test_the_list_counts_every_failure_an_import_added_and_a_reimport_adds(clien
     more = [*events, ev("e3", "ConversationErrorEvent", "e2", code="LLMError", detail="rate limited again")]
     import_paths([(write_folder(tmp_path / "again", more, None, conversation_id), "t")])
     assert failures_listed(client, conversation_id) == "3"
+
+
+@pytest.fixture
+def legacy_errors(copy_scenario):
+    """The real `errors` conversation (finish, then an LLM auth failure) as a log before the
+    tree wrote it: no parent_id, no leaf_event_id, so HEAD's rule leaves its conversation
+    errors below HEAD; a second one, as a retry writes it, ends the run too."""
+    target = copy_scenario("errors")
+    files = sorted((target / "events").glob("*.json"))
+    events = [json.loads(f.read_text()) for f in files]
+    for f in files:
+        f.unlink()
+    error = {**events[-1], "id": "4443b767-0000-4000-8000-00000000retry"}
+    events.append(error)
+    for seq, event in enumerate(events):
+        event.pop("parent_id", None)
+        (target / "events" / f"event-{seq:05d}-{event['id']}.json").write_text(json.dumps(event))
+    state = json.loads((target / "base_state.json").read_text())
+    state.pop("leaf_event_id", None)
+    state["id"] = "64bc2521-8077-4214-ac90-00000000face"  # a conversation of its own, beside the demo's
+    (target / "base_state.json").write_text(json.dumps(state))
+    target = target.rename(target.parent / state["id"].replace("-", ""))
+    return import_paths([(target, "legacy")])[0].conversation, events
+
+
+def test_conversation_errors_below_head_end_its_run(client, open_site, legacy_errors):
+    conversation, events = legacy_errors
+    errors = [e["id"] for e in events[-2:]]
+    assert conversation.head.event_id == events[-3]["id"] and conversation.head.kind == "MessageEvent"
+    html = client.get(conversation.get_absolute_url()).content.decode()
+    summary = html[html.index('class="failure-summary"') : html.index("</p>", html.index('class="failure-summary"'))]
+    assert "2 conversation errors" in summary and "the run ended with 2 conversation errors" in summary
+    assert [eid for eid, code in listed(html) if code == "conversation_error"] == errors
+    for error in errors:  # each listed error opens its own page, off this branch
+        link = f'href="/c/{conversation.conversation_id}/events/{error}/" data-problem-link="{error}"'
+        assert link + ' data-code="conversation_error" data-where="after">' in html
+        assert client.get(f"/c/{conversation.conversation_id}/events/{error}/").status_code == 200
+
+
+def test_the_branch_list_includes_the_branch_shown_above_an_error_continuation(client, open_site, legacy_errors):
+    conversation, events = legacy_errors
+    html = client.get(conversation.get_absolute_url()).content.decode()
+    assert text_of(html, "branch-list").startswith("Branches (2)")
+    rows = re.findall(r"<tr class=\"(selected)?\">(.*?)</tr>", html[html.index('id="branch-list"') :], re.S)
+    assert len(rows) == 2
+    shown = [row for selected, row in rows if selected]
+    assert len(shown) == 1 and "this branch" in shown[0] and 'class="tag head"' in shown[0]
+    (other,) = [row for selected, row in rows if not selected]
+    assert f"leaf={events[-1]['id']}" in other and "outcome-error" in other

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -308,3 +309,34 @@ def test_a_right_password_before_the_limit_logs_in(client, user, settings):
         client.post("/accounts/login/", {"username": user.username, "password": "wrong"})
     right = client.post("/accounts/login/", {"username": user.username, "password": "a-long-test-password"})
     assert right.status_code == 302 and "_auth_user_id" in client.session
+
+
+# -- the log ---------------------------------------------------------------------
+
+
+def test_a_user_s_error_is_one_line_at_info_in_the_log(client, open_site, tmp_path, caplog, folder):
+    conversation = import_paths([(folder([message("m1", None, "hi")]), "t")])[0].conversation
+    caplog.set_level(logging.INFO)
+    assert client.get(f"/c/{conversation.conversation_id}/search/", {"q": '"unclosed'}).status_code == 400
+    assert client.get("/api/conversations/", {"page": "x"}).status_code == 400
+    assert client.get(f"/c/{'f' * 32}/").status_code == 404
+    upload(client, tmp_path, "bad.jsonl", '{"id": "m1", "kind": "X", "k": 1, "k": 2}\n')  # refused
+    assert caplog.records, "the refusals are in the log"
+    assert [r for r in caplog.records if r.exc_info or r.levelno > logging.INFO] == []
+    said = [r.getMessage() for r in caplog.records]
+    assert any(m.startswith("Bad query: q: a quotation mark is not closed") for m in said)
+    assert any("bad.jsonl" in m and "nothing was imported" in m for m in said)
+
+
+def test_a_real_error_keeps_its_traceback(caplog):
+    from eventviewer.logfilters import UsersErrors
+
+    try:
+        raise RuntimeError("broken")
+    except RuntimeError:
+        record = logging.LogRecord("django.request", logging.ERROR, "x", 1, "Internal Server Error", (), sys.exc_info())
+    record.status_code = 500
+    assert UsersErrors().filter(record) and record.exc_info and record.levelno == logging.ERROR
+    record.status_code = 400
+    UsersErrors().filter(record)
+    assert record.exc_info is None and record.levelname == "INFO"

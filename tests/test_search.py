@@ -288,3 +288,56 @@ def test_results_come_best_first_and_equal_matches_in_the_order_they_happened(cl
     found = lambda **params: [r["event_id"] for r in client.get(api, params).json()["results"]]  # noqa: E731
     assert found(q="retry") == ["best", "t1", "t2", "t3", "t4", "t5"]
     assert found(q="retry", kind="MessageEvent") == ["best", "t1", "t2", "t3", "t4", "t5"]
+
+
+def test_an_emoji_or_a_symbol_is_found_like_a_word(client, folder, open_site):
+    events = [
+        message("m1", None, "Ship it 🚀 when the tests are ✅"),
+        message("m2", "m1", "Shipped🚀, cost 5€ → next", role="assistant"),
+        message("m3", "m2", "nothing of the kind"),
+    ]
+    conversation = import_paths([(folder(events, conversation_id="ef" * 16), "t")])[0].conversation
+    api = f"/api/conversations/{conversation.conversation_id}/search/"
+    answer = client.get(api, {"q": "🚀"})
+    assert answer.status_code == 200
+    assert sorted(r["event_id"] for r in answer.json()["results"]) == ["m1", "m2"]
+    assert [r["event_id"] for r in client.get(api, {"q": '"it 🚀"'}).json()["results"]] == ["m1"]
+    assert [r["event_id"] for r in client.get(api, {"q": "€ →"}).json()["results"]] == ["m2"]
+    assert client.get(api, {"q": "✅ 🚀"}).json()["results"][0]["event_id"] == "m1"
+    page = client.get(f"/c/{conversation.conversation_id}/search/", {"q": "🚀"})
+    assert page.status_code == 200 and "<mark>🚀</mark>" in page.content.decode()
+    listed = client.get("/", {"q": "✅"})
+    assert listed.status_code == 200 and conversation.conversation_id[:12] in listed.content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_events_indexed_before_symbols_were_words_are_found_by_them_after_the_migration(
+    client, open_site, folder, migrate
+):
+    events = [message("m1", None, "Ship it 🚀 now"), message("m2", "m1", "plain words only")]
+    conversation = import_paths([(folder(events, conversation_id="ef" * 16), "t")])[0].conversation
+    with connection.cursor() as cursor:  # the index as it was written before: no symbol in it
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                f"UPDATE {TABLE} SET tsv = to_tsvector('simple', regexp_replace(body, '[^[:alnum:]]+', ' ', 'g'))"
+                f" || ('_c' || conversation_id)::tsvector"
+            )
+            cursor.execute(f"DELETE FROM {WORDS}")
+            cursor.execute(
+                f"INSERT INTO {WORDS} (conversation_id, tsv) SELECT conversation_id, strip(tsv) FROM {TABLE}"
+            )
+        else:
+            cursor.execute(f"SELECT rowid, conversation FROM {TABLE}")
+            for pk, owner in cursor.fetchall():
+                text = next(e for e in conversation.events.filter(pk=pk)).summary
+                cursor.execute(f"DELETE FROM {TABLE} WHERE rowid = %s", [pk])
+                cursor.execute(
+                    f"INSERT INTO {TABLE} (rowid, body, conversation) VALUES (%s, %s, %s)", [pk, text, owner]
+                )
+    api = f"/api/conversations/{conversation.conversation_id}/search/"
+    assert client.get(api, {"q": "🚀"}).json()["results"] == []
+    migrate(("eventviewer", "0011_search_merges"))
+    migrate()
+    assert [r["event_id"] for r in client.get(api, {"q": "🚀"}).json()["results"]] == ["m1"]
+    assert [r["event_id"] for r in client.get(api, {"q": "plain"}).json()["results"]] == ["m2"]
+    assert conversation.conversation_id[:12] in client.get("/", {"q": "🚀 ship"}).content.decode()

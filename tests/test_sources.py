@@ -21,6 +21,7 @@ SDK_OUTPUT = FIXTURES / "evaluation" / "output.jsonl"
 PARALLEL_PENDING = FIXTURES / "evaluation" / "parallel-pending.jsonl"
 V0_OUTPUT = FIXTURES / "v0" / "output.jsonl"
 V0_TRAJECTORY = FIXTURES / "v0" / "trajectory.json"
+V0_GUI_SESSION = FIXTURES / "v0" / "basic_gui_mode.json"
 APP_HOME = FIXTURES / "app-server" / "openhands-home"
 
 
@@ -224,6 +225,26 @@ def test_a_v0_trajectory_export_imports_and_reads_like_a_conversation(user_clien
     text = page.content.decode()
     assert "/workspace/game_2048.py" in text
     assert "str_replace_editor" in text
+
+
+def test_an_ordinary_v0_session_shows_no_mismatched_result_and_its_creates(user_client):
+    run_import(V0_GUI_SESSION)
+    conversation = Conversation.objects.get()
+    assert (conversation.event_count, conversation.pending_count, conversation.mismatch_count) == (18, 0, 0)
+    page = user_client.get(conversation.get_absolute_url()).content.decode()
+    assert "no pending actions, no mismatched results" in page
+    assert 'class="badge mismatched"' not in page
+    files = user_client.get(f"/c/{conversation.conversation_id}/files/").content.decode()
+    assert "/workspace/todo-app/index.html" in files and "the result does not hold" not in files
+    assert files.count('<span class="file-status file-created">created</span>') == 2
+    assert "whole file before and after, from file_editor" in files
+
+
+def test_a_v0_trajectory_that_ends_in_finish_is_finished(user_client):
+    run_import(V0_TRAJECTORY)
+    conversation = Conversation.objects.get()
+    page = user_client.get(conversation.get_absolute_url()).content.decode()
+    assert '<span class="outcome outcome-finished">finished</span>' in page
 
 
 def test_the_trajectory_api_answer_imports_too(tmp_path):

@@ -638,3 +638,25 @@ def test_a_branch_is_read_once_until_the_conversation_changes(site, db):
     assert not reads_the_branch(page + "?view=model")
     Conversation.objects.filter(pk=conversation.pk).update(updated_at=timezone.now())  # as an import does
     assert reads_the_branch(page)
+
+
+@pytest.mark.parametrize(
+    "stamp", ["0001-01-01T00:00:00", "9999-12-31T23:59:59.999999", "0001-01-01T00:00:00+23:59", "yesterday", ""]
+)
+def test_any_timestamp_the_import_accepts_renders_every_page(client, open_site, folder, stamp):
+    from eventviewer.imports.importer import import_paths
+
+    events = [
+        message("m1", None, "hello"),
+        action("a1", "m1", "c1"),
+        observation("o1", "a1", "a1", "c1"),
+        message("m2", "o1", "done", role="assistant"),
+    ]
+    events[1]["timestamp"] = stamp
+    conversation = import_paths([(folder(events), "t")])[0].conversation
+    share = ShareLink.objects.create(conversation=conversation)
+    base = conversation.get_absolute_url()
+    for url in (base, f"{base}?view=model", f"/s/{share.token}/", "/", f"{base}events/a1/", f"{base}compare/"):
+        page = client.get(url)
+        assert page.status_code == 200, url
+        assert "hello" in page.content.decode() or url.endswith(("/a1/", "compare/"))

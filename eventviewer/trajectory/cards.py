@@ -159,6 +159,51 @@ def texts(content: Any, limit: int = MAX_ITEMS) -> str:
     return "\n\n".join(parts)
 
 
+# An observation's fields that say what ran or where, not what came out: never its output.
+_NOT_OUTPUT = frozenset(
+    {
+        "kind",
+        "content",
+        "command",
+        "path",
+        "url",
+        "exit_code",
+        "timeout",
+        "is_error",
+        "metadata",
+        "prev_exist",
+        "old_content",
+        "new_content",
+        "full_output_save_dir",
+        "working_dir",
+        "task_id",
+        "subagent",
+        "status",
+        "tool_name",
+        "tool_call_id",
+    }
+)
+
+
+def observation_output(observation: Mapping[str, Any]) -> str:
+    """What a tool's result says: its content's text or, when the content holds none,
+    the text of the fields an observation of another shape puts it under
+    (``{command, stdout, stderr, exit_code}``), each named when there are several."""
+    text = texts(observation.get("content"))
+    if text:
+        return text
+    found = []
+    for key, value in islice(observation.items(), MAX_ITEMS):
+        if key in _NOT_OUTPUT:
+            continue
+        value = texts(value) if isinstance(value, list) else value
+        if isinstance(value, str) and value.strip():
+            found.append((key, value))
+    if len(found) == 1:
+        return found[0][1]
+    return "\n".join(f"[{key}]\n{value}" for key, value in found)
+
+
 def images(content: Any) -> list[Image]:
     """The images of a content list: inline when a small raster data: URL, else described."""
     found: list[Image] = []

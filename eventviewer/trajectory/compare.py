@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar
 
 from . import kinds
-from .cards import texts, tool_arguments
+from .cards import observation_output, texts, tool_arguments
 from .events import Light
 from .projection import project
 
@@ -136,7 +136,7 @@ def output(data: Mapping[str, Any]) -> str:
     """A result's text: a tool's output, a rejection's reason, an error."""
     observation = data.get("observation")
     if isinstance(observation, dict):
-        text = texts(observation.get("content"))
+        text = observation_output(observation)
         code = observation.get("exit_code")
         return text + (f"\n[exit code {code}]" if isinstance(code, int) and code not in (0, -1) else "")
     for key in ("rejection_reason", "error"):

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from .events import Light
 from .kinds import (
     AGENT_ERROR_FAILURE,
+    CONVERSATION_ERROR,
     CONVERSATION_ERROR_FAILURE,
     EXIT_CODE_FAILURE,
     HOOK_BLOCKED_FAILURE,
@@ -62,16 +63,27 @@ class Summary:
     first: str | None  # the first failing event on the branch
     first_code: str | None
     first_turn: int | None  # its turn, counted from 1
+    ended: tuple[str, ...] = ()  # the conversation errors that ended the run below the branch
 
     @property
     def total(self) -> int:
         return sum(c.count for c in self.counts)
+
+    @property
+    def ended_label(self) -> str:
+        return Count(CONVERSATION_ERROR_FAILURE, len(self.ended)).label if self.ended else ""
+
+    @property
+    def first_below(self) -> bool:
+        """The first failure is below the branch (no event on it failed): it has its own page."""
+        return self.first is not None and self.first in self.ended
 
 
 @dataclass
 class Failures:
     kinds: dict[str, str]  # every failing event -> its kind, in branch order
     beside: dict[str, str]  # a failing side event -> the branch event it ran beside
+    ended: tuple[str, ...] = ()  # conversation errors that ended the run below the branch (``run_end_errors``)
 
     def summary(self, turns: Sequence[Turn]) -> Summary:
         counts = {code: 0 for code in CODES}
@@ -87,12 +99,28 @@ class Failures:
             first,
             self.kinds.get(first) if first is not None else None,
             first_turn,
+            self.ended,
         )
 
 
-def failures(reading: Reading, side: Iterable[Light] = ()) -> Failures:
+def run_end_errors(head: Light, after: Sequence[Light]) -> list[Light]:
+    """The ConversationErrorEvents that ended the run below HEAD. HEAD's rule passes over
+    conversation errors, so those appended after HEAD hang below it (each legacy event is
+    the previous one's child) and are not on its branch. ``after``: the tree events
+    appended after HEAD, in order. They are the run's end when they are all conversation
+    errors, each below HEAD or the one before; otherwise the run went on, and none is."""
+    above = {head.pk}
+    for event in after:
+        if event.kind != CONVERSATION_ERROR or event.parent_pk not in above:
+            return []
+        above.add(event.pk)
+    return list(after)
+
+
+def failures(reading: Reading, side: Iterable[Light] = (), ended: Sequence[Light] = ()) -> Failures:
     """Every failing event of the branch, in branch order (a side event right after the
-    event it ran beside). A mismatched result counts as mismatched, whatever else it says."""
+    event it ran beside; ``ended``, the conversation errors that ended the run below it
+    (``run_end_errors``), last). A mismatched result counts as mismatched, whatever else it says."""
     pending, mismatched = set(reading.pairing.pending), reading.pairing.mismatched
     side_after: dict[int, list[Light]] = {}
     for event in side:
@@ -109,4 +137,9 @@ def failures(reading: Reading, side: Iterable[Light] = ()) -> Failures:
         for beside in side_after.get(event.pk, ()) if event.pk else ():
             found.kinds[beside.event_id] = beside.failure
             found.beside[beside.event_id] = event.event_id
+    if ended and reading.path:
+        for error in ended:
+            found.kinds[error.event_id] = CONVERSATION_ERROR_FAILURE
+            found.beside[error.event_id] = reading.path[-1].event_id
+        found.ended = tuple(e.event_id for e in ended)
     return found

@@ -2,7 +2,8 @@
 
 The index (SQLite FTS5 or PostgreSQL tsvector, see ``eventviewer.search``) holds each
 event's ``event_text``, split into words the way ``words`` splits them (runs of letters
-and digits, case folded) by both databases. A query is parsed
+and digits, case folded, and each symbol beyond ASCII, an emoji or an arrow, as a word
+of its own) by both databases. A query is parsed
 here into terms (a word, a "phrase", a prefix*) and written out for either database;
 a snippet is cut from the event's own text and its matches marked, as plain pieces
 that the page escapes.
@@ -11,9 +12,12 @@ that the page escapes.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+
+from .cards import observation_output
 
 FIELD_CHARS = 1000  # characters taken from one field of an event
 EVENT_CHARS = 2000  # characters of an event indexed in all
@@ -22,6 +26,14 @@ MAX_QUERY = 200  # characters of a query
 SNIPPET_CHARS = 160  # characters of a snippet around its first match
 
 _WORD = re.compile(r"[^\W_]+")
+# A character beyond ASCII that is no letter, digit or space: a symbol (an emoji, an
+# arrow, ✅, €), which is a word of its own, or punctuation (…, «), which separates words.
+_SIGN = re.compile(r"[^\w\s\x00-\x7f]")
+_WORD_OR_SIGN = re.compile(r"[^\W_]+|[^\w\s\x00-\x7f]")
+# A symbol's word: letters and digits, so that FTS5's tokenizer (which splits at symbols)
+# and a tsvector hold it like any other word ("sym1f680" for 🚀).
+SYMBOL_WORD = "sym"
+FTS5_TOKENIZER = "unicode61 remove_diacritics 0"  # diacritics kept, as PostgreSQL's 'simple' configuration does
 # The same words in a text that is all ASCII (most of it), found without a regular
 # expression (which costs about 0.2 µs a word): one pass over the bytes turns capitals
 # into small letters and everything but letters and digits into spaces, then a split.
@@ -125,8 +137,11 @@ def event_text(data: Any, limit: int = EVENT_CHARS) -> str:
     observation = data.get("observation")
     if isinstance(observation, dict):
         take(observation.get("command"))
-        for text in _content(observation.get("content")):
-            take(text)
+        if observation.get("content"):
+            for text in _content(observation.get("content")):
+                take(text)
+        else:  # an observation of another shape: its output under fields of its own (stdout …)
+            take(observation_output(observation))
         take(observation.get("error"))
     text = "\n".join(pieces)
     return text.replace("\x00", " ") if "\x00" in text else text  # PostgreSQL refuses NUL
@@ -136,7 +151,31 @@ def words(text: str) -> list[str]:
     """The words of a text as the index holds them."""
     if text.isascii():
         return text.encode().translate(_ASCII_WORDS).decode().split()
-    return _WORD.findall(text.lower())
+    text = text.lower()
+    if _SIGN.search(text) is None:  # letters, digits, spaces and ASCII punctuation only
+        return _WORD.findall(text)
+    found = []
+    for word in _WORD_OR_SIGN.findall(text):
+        if word.isalnum():
+            found.append(word)
+        elif unicodedata.category(word)[0] == "S":
+            found.append(f"{SYMBOL_WORD}{ord(word):x}")
+    return found
+
+
+def _symbol_word(match: re.Match[str]) -> str:
+    sign = match.group()
+    folded = sign.lower()  # as ``words`` folds it before it looks for symbols (Ⓐ: ⓐ)
+    if len(folded) == 1 and unicodedata.category(folded)[0] == "S":
+        return f" {SYMBOL_WORD}{ord(folded):x} "
+    return sign
+
+
+def fts5_body(text: str) -> str:
+    """The text as SQLite's FTS5 indexes it: its symbols written as their words, so that
+    FTS5's tokenizer finds in it what ``words`` finds (the text a page shows is the
+    event's own, never this)."""
+    return text if text.isascii() else _SIGN.sub(_symbol_word, text)
 
 
 def index_text(text: str) -> str:
@@ -262,11 +301,26 @@ def parse_query(text: str) -> Query:
     return Query(text, tuple(terms))
 
 
+def _sign_of(word: str) -> str | None:
+    """The symbol a symbol's word stands for ("sym1f680": 🚀), or None."""
+    if not word.startswith(SYMBOL_WORD) or not 0 < len(word) - len(SYMBOL_WORD) <= 6:
+        return None
+    try:
+        sign = chr(int(word[len(SYMBOL_WORD) :], 16))
+    except ValueError:
+        return None
+    return sign if ord(sign) > 127 and unicodedata.category(sign)[0] == "S" else None
+
+
 def _marker(query: Query) -> re.Pattern[str]:
     exact = sorted({w for w in query.highlighted if w not in query.prefixes}, key=len, reverse=True)
-    parts = [re.escape(w) + r"(?![^\W_])" for w in exact]
+    signs = {w: _sign_of(w) for w in exact}
+    parts = [re.escape(w) + r"(?![^\W_])" for w in exact if signs[w] is None]
     parts += [re.escape(p) + r"[^\W_]*" for p in sorted(query.prefixes, key=len, reverse=True)]
-    return re.compile(r"(?<![^\W_])(?:" + "|".join(parts) + ")", re.IGNORECASE)
+    pattern = r"(?<![^\W_])(?:" + "|".join(parts) + ")" if parts else ""
+    # A symbol is a word wherever it stands, even against letters.
+    symbols = [re.escape(sign) for sign in signs.values() if sign is not None]
+    return re.compile("|".join([p for p in (pattern, *symbols) if p]) or "(?!)", re.IGNORECASE)
 
 
 def marked(text: str, query: Query) -> list[tuple[str, bool]]:

@@ -225,12 +225,17 @@ class Branch(NamedTuple):
 
 
 def describe_branches(
-    skeleton: dict[str, Any], selected: Iterable[str], problems: Mapping[str, tuple[int, int]] | None = None
+    skeleton: dict[str, Any],
+    selected: Iterable[str],
+    problems: Mapping[str, tuple[int, int]] | None = None,
+    end: Light | None = None,
 ) -> list[Branch]:
     """Every leaf of the skeleton as a Branch, most recent first. ``selected`` holds the ids
     of the selected branch's events (only its kept ones matter): a leaf's fork is its
     nearest kept ancestor among them, and its first event of its own is the one just below.
-    ``problems``: each leaf's (pending, mismatched), when counted."""
+    ``problems``: each leaf's (pending, mismatched), when counted. ``end``: the selected
+    branch's last event, listed too when it is no leaf (HEAD above the conversation errors
+    its rule passes over, or a branch opened at an inner event)."""
     problems = problems or {}
     nodes = skeleton.get("nodes") or []
     kept = {node["id"]: node for node in nodes}
@@ -276,6 +281,24 @@ def describe_branches(
                 first,
                 first_label,
                 *problems.get(node["id"], (None, None)),
+            )
+        )
+    if end is not None and end.depth is not None and not kept.get(end.event_id, {}).get("leaf"):
+        branches.append(
+            Branch(
+                end.event_id,
+                kept.get(end.event_id, {}).get("label")
+                or event_label(end.kind, end.source, end.tool_name, end.summary),
+                end.depth,
+                kinds.outcome(end),
+                end.event_id == skeleton.get("head"),
+                end.seq,
+                end.timestamp,
+                None,
+                None,
+                None,
+                "",
+                *problems.get(end.event_id, (None, None)),
             )
         )
     branches.sort(key=lambda b: b.seq, reverse=True)

@@ -82,9 +82,20 @@ def timeline_axis(marks: Sequence[Mark]) -> Axis | None:
     (start, first), end = timed[0], timed[-1][0]
     span = end - start
     moment = datetime.fromisoformat(first.timestamp)
-    clock = (moment.astimezone(UTC) if moment.tzinfo else moment).strftime("%H:%M:%S")  # as the cards show it
+    clock = _utc(moment).strftime("%H:%M:%S")  # as the cards show it
     steps = [span * i / (AXIS_LABELS - 1) for i in range(1, AXIS_LABELS)]
     return Axis(first.timestamp, (clock, *(elapsed(step, span) for step in steps)), spoken_duration(span))
+
+
+_EPOCH = datetime(1970, 1, 1)
+
+
+def _utc(moment: datetime) -> datetime:
+    """The moment in UTC; one at the edge of the calendar (year 1 east of UTC) as written."""
+    try:
+        return moment.astimezone(UTC) if moment.tzinfo else moment
+    except OverflowError:
+        return moment
 
 
 def _moment(timestamp: str) -> float | None:
@@ -92,7 +103,9 @@ def _moment(timestamp: str) -> float | None:
         moment = datetime.fromisoformat(timestamp)
     except (TypeError, ValueError):
         return None
-    return moment.replace(tzinfo=None).timestamp()  # all of one log share one clock
+    # All of one log share one clock; seconds from a fixed moment, not through the local
+    # time zone (which has no year 1, nor 9999 at every offset).
+    return (moment.replace(tzinfo=None) - _EPOCH).total_seconds()
 
 
 def timeline_svg(marks: Sequence[Mark], link: Callable[[str], str]) -> str:

@@ -12,6 +12,7 @@ is invented. The V0 event itself is kept whole under ``"v0"`` in the converted e
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -70,6 +71,7 @@ class Converter:
 
     def __init__(self) -> None:
         self.calls: dict[str, tuple[str, str]] = {}  # action id -> (tool_call_id, tool_name)
+        self.editor_commands: dict[str, str] = {}  # edit action id -> the file_editor command it ran
 
     def convert(self, data: Any) -> Any:
         """The event in the SDK's shape; anything that is not a V0 event comes back as
@@ -110,6 +112,13 @@ class Converter:
         action["kind"] = kind
         if name in _EDITOR_COMMANDS:
             action.setdefault("command", _EDITOR_COMMANDS[name])
+        elif name == "edit" and not isinstance(action.get("command"), str):
+            # Older V0 edits keep the command only in the model's call (``create``, ``str_replace`` …).
+            command = _call_command(_arguments(response, call_id))
+            if command:
+                action["command"] = command
+        if name == "edit" and isinstance(action.get("command"), str):
+            self.editor_commands[base["id"]] = action["command"]
         if name == "think":
             action["thought"] = args.get("thought")
         if name == "finish":
@@ -165,9 +174,10 @@ class Converter:
                 "tool_call_id": call_id,
                 "tool_name": tool_name,
             }
-        if not action_id:
-            # Not an answer to an action (the agent's state changing, a null observation):
-            # shown as the V0 event it is.
+        if not action_id or (name == "null" and action_id not in self.calls):
+            # Not an answer to a tool call (the agent's state changing; the "no observation"
+            # V0 writes after a message or a state change it ran nothing for): shown as the
+            # V0 event it is.
             return {**base, "kind": f"V0Observation.{name}"[:100], "summary": _text(data.get("message"))}
         observation: dict[str, Any] = {
             "kind": _OBSERVATIONS.get(name, "V0Observation"),
@@ -181,9 +191,14 @@ class Converter:
             if isinstance(extras.get(key), str):
                 observation[key] = extras[key]
         if name == "edit" and isinstance(extras.get("path"), str):
-            # An edit's result says which file changed (V0 does not say which command ran).
-            observation["command"] = "str_replace"
-            observation["prev_exist"] = bool(extras.get("prev_exist"))
+            # An edit's result says which file changed; the command is its action's, or
+            # what ``prev_exist`` implies (a file that was not there was created).
+            prev_exist = bool(extras.get("prev_exist"))
+            observation["command"] = self.editor_commands.get(action_id) or ("str_replace" if prev_exist else "create")
+            observation["prev_exist"] = prev_exist
+            for key in ("old_content", "new_content"):
+                if isinstance(extras.get(key), str):
+                    observation[key] = extras[key]
         if text.startswith("ERROR:") or data.get("success") is False:
             observation["is_error"] = True
         return {
@@ -238,6 +253,14 @@ def _arguments(response: dict[str, Any], call_id: str) -> str:
                 arguments = _mapping(call.get("function")).get("arguments")
                 return arguments if isinstance(arguments, str) else ""
     return ""
+
+
+def _call_command(arguments: str) -> str:
+    try:
+        parsed = json.loads(arguments) if arguments else None
+    except ValueError:
+        return ""
+    return _text(parsed.get("command")) if isinstance(parsed, dict) else ""
 
 
 def _mapping(value: Any) -> dict[str, Any]:

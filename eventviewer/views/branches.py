@@ -57,21 +57,17 @@ def branch_list(
     direction = data["bdir"] or natural[sort]
     conversation = scope.conversation
     # Described once per branch (see branch_memo), then filtered and sorted per request.
-    if reading:
-        leaf_pk, leaf_id = reading.path[-1].pk, reading.path[-1].event_id
-    else:
-        leaf_pk, leaf_id = (leaf.pk, leaf.event_id) if leaf else (0, "")
-    branches = list(
-        conversation.branch_memo(
-            leaf_pk,
-            "branches",
-            lambda: describe_branches(
-                conversation.skeleton,
-                [e.event_id for e in reading.path] if reading else selected() if selected else [],
-                conversation.leaf_problems() if problems is None else problems,
-            ),
-        )
-    )
+    end = reading.path[-1] if reading else leaf.as_light() if leaf else None
+    leaf_pk, leaf_id = (end.pk, end.event_id) if end else (0, "")
+
+    def described() -> list[Branch]:
+        counted = dict(conversation.leaf_problems() if problems is None else problems)
+        if reading:
+            counted[leaf_id] = LeafProblems(len(reading.pairing.pending), len(reading.pairing.mismatched))
+        chosen = [e.event_id for e in reading.path] if reading else selected() if selected else []
+        return describe_branches(conversation.skeleton, chosen, counted, end)
+
+    branches = list(conversation.branch_memo(leaf_pk, "branches", described))
     total = len(branches)
     if q:
         needle = q.casefold()

@@ -125,7 +125,8 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
         span = _span(conversation, reading, turns, params)
         reasons = Reasons.of_branch(scope, leaf, reading)
         side = remembered("side", lambda: conversation.side_failures(list(reading.path)))
-        found = remembered("found", lambda: failures(reading, side))
+        ended = remembered("ended", lambda: conversation.run_end_errors(reading.path[-1]))
+        found = remembered("found", lambda: failures(reading, side, ended))
         context["window"] = span
         context["rows"] = branch_turns.build_rows(conversation, reading, turns, span, leaf, reasons, found)
         context["at"] = params["at"]
@@ -148,7 +149,7 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
             partial = "earlier" if params["before"] else "later"
             return render(request, f"conversations/detail.html#{partial}", context)
         near = problems_near(reading, span, found=found, only=params.get("problem") or "")
-        context["problems"] = problem_lines(conversation, near, reading, reasons, side)
+        context["problems"] = problem_lines(conversation, near, reading, reasons, side, ended)
         context["problem_filter"] = params.get("problem") or ""
         context["problem_total"] = len(found.kinds)
     context["diagram"] = cached_diagram(scope, leaf, reading)

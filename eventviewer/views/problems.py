@@ -89,11 +89,19 @@ class Reasons:
 
 
 def problem_lines(
-    conversation: Conversation, placed: list[PlacedProblem], reading: Reading, reasons: Reasons, side: Sequence[Light]
+    conversation: Conversation,
+    placed: list[PlacedProblem],
+    reading: Reading,
+    reasons: Reasons,
+    side: Sequence[Light],
+    below: Sequence[Light] = (),
 ) -> list[Problem]:
     """The list's lines, each naming its tool and command (read from the events' JSON);
-    a failure says what failed, a problem why. ``side``: the failing side events."""
-    beside = {e.event_id: e for e in side}
+    a failure says what failed, a problem why. ``side``: the failing side events;
+    ``below``: the conversation errors that ended the run below the branch, each linked
+    to its own page (they are not on this one)."""
+    elsewhere = {e.event_id for e in below}
+    beside = {e.event_id: e for e in (*side, *below)}
     events = [beside.get(p.event_id) or reading.path[reading.position[p.event_id]] for p in placed]
     failing = {p.event_id for p in placed if p.code not in PROBLEMS}
     wanted = (e.pk for e in events if e.kind in (kinds.ACTION, kinds.OBSERVATION) or e.event_id in failing)
@@ -102,12 +110,14 @@ def problem_lines(
     return [
         Problem(
             p.event_id,
-            p.where,
+            "after" if p.event_id in elsewhere else p.where,  # on no turn of this page
             p.code,
             p.mismatch,
             event_label(e.kind, e.source, e.tool_name, one_line(e.summary, 80), one_line(commands.get(e.pk, ""), 80)),
             [Part(describe_failure(cards[e.pk], p.code))] if p.code not in PROBLEMS else reasons.of(p.event_id),
-            reasons.scope.at_url(reasons.leaf, p.event_id),
+            reasons.scope.event_url(p.event_id)
+            if p.event_id in elsewhere
+            else reasons.scope.at_url(reasons.leaf, p.event_id),
         )
         for p, e in zip(placed, events, strict=True)
     ]

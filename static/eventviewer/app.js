@@ -115,13 +115,17 @@
   function highlight(root) {
     var hl = new URLSearchParams(window.location.search).get("hl");
     if (!hl) return;
+    var escaped = function (w) { return w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); };
     var words = (hl.toLowerCase().match(/[\p{L}\p{N}]+\*?/gu) || []).map(function (w) {
       var prefix = w.slice(-1) === "*";
-      var core = (prefix ? w.slice(0, -1) : w).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-      return core + (prefix ? "[\\p{L}\\p{N}]*" : "(?![\\p{L}\\p{N}])");
+      return escaped(prefix ? w.slice(0, -1) : w) + (prefix ? "[\\p{L}\\p{N}]*" : "(?![\\p{L}\\p{N}])");
     });
-    if (!words.length) return;
-    var pattern = new RegExp("(?<![\\p{L}\\p{N}])(?:" + words.join("|") + ")", "giu");
+    // Each symbol beyond ASCII (an emoji) is a word of its own, as the index has it, wherever it stands.
+    var signs = (hl.match(/[^\P{S}\x00-\x7f]/gu) || []).map(escaped);
+    if (!words.length && !signs.length) return;
+    var parts = signs.slice();
+    if (words.length) parts.unshift("(?<![\\p{L}\\p{N}])(?:" + words.join("|") + ")");
+    var pattern = new RegExp(parts.join("|"), "giu");
     root.querySelectorAll("[data-event]").forEach(function (card) {
       var walker = document.createTreeWalker(card, NodeFilter.SHOW_TEXT);
       var nodes = [];

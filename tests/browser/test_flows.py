@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 
 from eventviewer.models import Conversation, ShareLink
 
+from ..test_failures import legacy_errors as legacy_errors  # a fixture
 from .conftest import (
     assert_not_reloaded,
     diagram_link,
@@ -391,3 +392,18 @@ def test_the_problems_demo_shows_each_kind_of_problem(page, demo):
     expect(reasons.filter(has_text="does not match the action's 'call_demo_02'")).to_have_count(1)
     expect(reasons.filter(has_text="second result for action")).to_have_count(1)
     expect(reasons.filter(has_text="which is on another branch")).to_have_count(1)
+
+
+@pytest.mark.parametrize("width", [1400, 360])
+def test_the_errors_ending_a_run_below_head_are_counted_and_lead_to_themselves(new_context, demo, legacy_errors, width):
+    conversation, events = legacy_errors
+    page = new_context(viewport={"width": width, "height": 900}).new_page()
+    page.goto("/")
+    page.get_by_role("link", name=conversation.title).first.click()
+    summary = page.locator(".failure-summary")
+    expect(summary).to_contain_text("2 conversation errors")
+    expect(page.locator(".branch-list tbody tr")).to_have_count(2)
+    expect(page.locator(".branch-list tr.selected")).to_contain_text("HEAD")
+    summary.get_by_role("link", name="the run ended with 2 conversation errors").click()
+    expect(page).to_have_url(re.compile(f"/events/{events[-2]['id']}/$"))
+    expect(page.locator("body")).to_contain_text("LLMAuthenticationError")

@@ -81,3 +81,31 @@ def test_n_walks_failures_and_capital_n_only_pending_and_mismatched(page, long_r
     expect(page.locator("#event-a60")).to_have_class(FOCUSED)
     page.keyboard.press("p")
     expect(page.locator("#event-o56")).to_have_class(FOCUSED)
+
+
+@pytest.fixture
+def emoji_run(demo, tmp_path):
+    """A run whose result says it shipped with an emoji, in the middle of a word."""
+    events = [message("m0", None, "Ship it, please."), action("a1", "m0", "call-1")]
+    events.append(observation("o1", "a1", "a1", "call-1", text="deployed🚀 to prod ✅"))
+    path = tmp_path / "emoji-run.jsonl"
+    path.write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    (result,) = import_paths([(path, path.name)])
+    return result.conversation
+
+
+@pytest.mark.parametrize("device", [{}, PHONE], ids=["desktop", "phone"])
+def test_an_emoji_is_searched_like_a_word_and_marked_where_it_stands(new_context, emoji_run, device):
+    page = new_context(**device).new_page()
+    page.goto(emoji_run.get_absolute_url())
+    page.keyboard.press("/")
+    box = page.get_by_role("searchbox", name="Search this conversation")
+    box.press_sequentially("🚀")
+    box.press("Enter")
+    expect(page.get_by_role("status")).to_contain_text("1 event matches")
+    expect(page.locator(".snippet mark")).to_have_text("🚀")
+    page.locator("[data-search-result]").click()
+    card = page.locator("#event-o1")
+    expect(card).to_have_class(FOCUSED)
+    expect(card.locator("mark.hit")).to_have_text("🚀")
+    assert page.evaluate("document.documentElement.scrollWidth") <= page.viewport_size["width"] + 1

@@ -19,6 +19,7 @@ from eventviewer.trajectory.diagram import (
     render_svg,
     sanitize_svg,
 )
+from eventviewer.trajectory.events import Light
 from eventviewer.trajectory.skeleton import Node, build_skeleton, describe_branches, event_label
 from eventviewer.trajectory.tree import Entry, build_tree
 
@@ -542,3 +543,16 @@ def test_each_branch_says_where_it_leaves_the_selected_one_and_what_it_does_firs
     assert (rows[early].fork, rows[early].first, rows[early].first_label) == ("sys", "e0", "User: other")
     assert [b.leaf for b in describe_branches(skeleton, [])] == [early, late, side, main]  # most recent first
     assert rows[side].length == rows[side].depth + 1 == 7
+
+
+def test_the_branch_shown_is_listed_when_it_ends_above_a_leaf():
+    grown = Grown()
+    root = grown.add("sys", None, kind="SystemPromptEvent")
+    done = grown.add("done", root, kind="MessageEvent")
+    error = grown.add("err1", grown.add("err0", done, kind="ConversationErrorEvent"), kind="ConversationErrorEvent")
+    skeleton = grown.skeleton(head=done)
+    end = Light(done, "MessageEvent", source="agent", summary="All done", seq=1, depth=1)
+    rows = describe_branches(skeleton, [root, done], {error: (0, 0), done: (0, 0)}, end)
+    assert [(b.leaf, b.head, b.fork) for b in rows] == [(error, False, done), (done, True, None)]
+    assert (rows[1].outcome, rows[1].label, rows[1].problems) == ("finished", "Agent: All done", 0)
+    assert [b.leaf for b in describe_branches(skeleton, [root, done])] == [error]  # no end given: leaves only

@@ -1,7 +1,7 @@
 """Problems and failures of a branch, each kind named, the first one found."""
 
 from eventviewer.trajectory.events import Light, describe
-from eventviewer.trajectory.failures import Count, failures
+from eventviewer.trajectory.failures import Count, failures, run_end_errors
 from eventviewer.trajectory.reading import read
 
 from .sdk import FIXTURES, load_folder
@@ -136,3 +136,34 @@ def test_counts_read_one_or_many():
     ]
     assert Count("hook_blocked", 1_200).label == "1,200 hook blocks"
     assert Count("mismatched", 0).label == "0 mismatched results"
+
+
+def legacy_end(kinds_after):
+    """HEAD (a finish message) and the tree events appended after it, each the previous one's child."""
+    head = Light("m", "MessageEvent", source="agent", pk=1, seq=5, depth=5)
+    after = [
+        Light(f"x{i}", kind, failure="conversation_error" if kind == "ConversationErrorEvent" else "", pk=i + 2)
+        for i, kind in enumerate(kinds_after)
+    ]
+    after = [e._replace(parent_pk=1 if i == 0 else after[i - 1].pk, seq=6 + i) for i, e in enumerate(after)]
+    return head, after
+
+
+def test_conversation_errors_that_ended_the_run_below_head_count_for_its_branch():
+    head, after = legacy_end(["ConversationErrorEvent", "ConversationErrorEvent"])
+    ended = run_end_errors(head, after)
+    assert [e.event_id for e in ended] == ["x0", "x1"]
+    reading = read([head])
+    found = failures(reading, (), ended)
+    assert found.kinds == {"x0": "conversation_error", "x1": "conversation_error"}
+    summary = found.summary(reading.turns)
+    assert [c.label for c in summary.counts] == ["2 conversation errors"]
+    assert summary.ended_label == "2 conversation errors" and summary.first_below
+
+
+def test_a_run_that_went_on_after_head_did_not_end_in_its_errors():
+    head, after = legacy_end(["ConversationErrorEvent", "MessageEvent", "ConversationErrorEvent"])
+    assert run_end_errors(head, after) == []
+    head, after = legacy_end(["ConversationErrorEvent"])
+    assert run_end_errors(head, [after[0]._replace(parent_pk=99)]) == []  # not below HEAD
+    assert failures(read([head])).summary([]).ended == ()

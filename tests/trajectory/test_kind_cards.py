@@ -631,3 +631,22 @@ def test_an_acp_tool_error_is_an_error():
     assert (card.tone, card.error) == ("error", "the tool reported an error")
     assert failure(data) == "tool_error"
     assert failure({"kind": "ACPToolCallEvent", "is_error": "true"}) == ""
+
+
+def test_an_output_under_fields_of_its_own_shows_and_a_card_without_one_says_so():
+    from eventviewer.trajectory.compare import output
+    from eventviewer.trajectory.search import event_text
+
+    shaped = {
+        "kind": "ObservationEvent",
+        "tool_name": "terminal",
+        "observation": {"command": "make", "stdout": "built", "stderr": "warning: x", "exit_code": 2},
+    }
+    card = card_for(shaped)
+    assert card.output.text == "[stdout]\nbuilt\n[stderr]\nwarning: x" and card.exit_code == 2
+    assert output(shaped) == "[stdout]\nbuilt\n[stderr]\nwarning: x\n[exit code 2]"
+    assert "warning: x" in event_text(shaped)
+    alone = {"kind": "ObservationEvent", "observation": {"command": "ls", "output": "a.py"}}
+    assert card_for(alone).output.text == "a.py"
+    task = {"kind": "ObservationEvent", "observation": {"kind": "TaskObservation", "content": [], "status": "done"}}
+    assert card_for(task).output.text == ""  # its status is a fact of the card, not output

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import re
+import sqlite3
+import unicodedata
 
 import pytest
 from hypothesis import given, settings
@@ -120,14 +121,72 @@ def test_tsvector_lists_each_word_once_with_its_positions_as_queries_split_words
     assert tsvector("") == tsvector("--- ***") == ""
 
 
+def reference_words(text: str) -> list[str]:
+    """Runs of letters and digits, case folded, and each symbol beyond ASCII on its own
+    (an emoji, an arrow, ✅), one character at a time."""
+    found, run = [], ""
+    for c in text.lower():
+        if c.isalnum():
+            run += c
+            continue
+        if run:
+            found.append(run)
+            run = ""
+        if ord(c) > 127 and unicodedata.category(c).startswith("S"):
+            found.append(f"sym{ord(c):x}")
+    return [*found, run] if run else found
+
+
 @settings(max_examples=300)
-@given(st.text(st.characters(max_codepoint=127)) | st.text())
-def test_words_are_the_runs_of_letters_and_digits_case_folded(text):
+@given(st.text(st.characters(max_codepoint=127)) | st.text() | st.text(st.sampled_from("a1 -🚀✅→€👍🏽\u200d\ufe0f")))
+def test_words_are_the_runs_of_letters_and_digits_case_folded_and_each_symbol(text):
     """What the index and queries call a word, however ``words`` finds them (ASCII text
     takes a faster path)."""
     from eventviewer.trajectory.search import words
 
-    assert words(text) == re.findall(r"[^\W_]+", text.lower())
+    assert words(text) == reference_words(text)
+
+
+def fts5_tokens(body: str) -> list[str]:
+    """The words SQLite's FTS5 finds in a body, in order, with eventviewer's tokenizer."""
+    from eventviewer.trajectory.search import FTS5_TOKENIZER
+
+    db = sqlite3.connect(":memory:")
+    db.execute(f"CREATE VIRTUAL TABLE t USING fts5(body, tokenize = '{FTS5_TOKENIZER}')")
+    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
+    db.execute("INSERT INTO t (rowid, body) VALUES (1, ?)", (body,))
+    return [term for term, _ in db.execute("SELECT term, offset FROM v ORDER BY offset")]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(st.sampled_from("aZé1 .-_🚀✅→€👍🏽\u200d\ufe0fⒶ") | st.characters(categories=["S"])))
+def test_sqlite_finds_in_an_indexed_body_the_words_a_query_looks_for(text):
+    """A query sends FTS5 a text's ``words`` (``Term.fts5``), which FTS5 splits again: it
+    finds there what it holds of the text's indexed body, symbols included."""
+    from eventviewer.trajectory.search import fts5_body, words
+
+    assert fts5_tokens(fts5_body(text)) == fts5_tokens(" ".join(words(text)))
+
+
+def test_an_emoji_or_a_symbol_is_a_word_to_look_for():
+    from eventviewer.trajectory.search import words
+
+    assert words("Deploy 🚀 done ✅, 5€ → next") == [
+        "deploy",
+        "sym1f680",
+        "done",
+        "sym2705",
+        "5",
+        "sym20ac",
+        "sym2192",
+        "next",
+    ]
+    query = parse_query("🚀")
+    assert query.fts5() == '"sym1f680"' and query.tsquery() == "'sym1f680'"
+    assert parse_query('"🚀 done"').terms[0].words == ("sym1f680", "done")
+    assert snippet("Deploy 🚀 done", query) == [("Deploy ", False), ("🚀", True), (" done", False)]
+    with pytest.raises(QueryError, match="no words"):
+        parse_query("!!! ...")  # ASCII punctuation still separates words
 
 
 def test_tsvector_keeps_what_postgresql_keeps():

@@ -1,6 +1,10 @@
 """The timeline strip: turns on a time axis, each mark a link, nothing from events unescaped."""
 
 import xml.etree.ElementTree as ET
+from datetime import datetime, timedelta, timezone
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from eventviewer.trajectory.timeline import (
     COLOURS,
@@ -167,3 +171,27 @@ def test_a_long_run_is_binned_each_bin_saying_how_many_turns_and_how_long():
     assert len(titles) == MAX_MARKS
     assert titles[0] == "4 turns at +0:00 to +0:04 (4.0 s), from: turn 0"
     assert sum(int(t.split()[0]) for t in titles) == MAX_MARKS * 4  # every turn in one bin
+
+
+OFFSETS = st.builds(
+    timezone, st.timedeltas(min_value=-timedelta(hours=23, minutes=59), max_value=timedelta(hours=23, minutes=59))
+)
+# Any moment, the first and last days that can be written most often (where clocks overflow).
+MOMENTS = st.datetimes(max_value=datetime(1, 1, 2)) | st.datetimes(min_value=datetime(9999, 12, 30)) | st.datetimes()
+ISO = st.builds(lambda moment, zone: moment.replace(tzinfo=zone).isoformat(), MOMENTS, st.none() | OFFSETS)
+
+
+@settings(max_examples=300)
+@given(st.lists(ISO | st.text(max_size=64), min_size=2, max_size=6))
+def test_any_timestamp_an_import_accepts_draws_a_strip(stamps):
+    """Years 1 to 9999, any offset, or no time at all (an import takes any text of up
+    to 64 characters): the strip is drawn, never an error."""
+    svg = timeline_svg([Mark(f"e{i}", stamp, "tool", "t") for i, stamp in enumerate(stamps)], lambda eid: eid)
+    assert svg == "" or ET.fromstring(svg).tag == f"{SVG}svg"
+
+
+def test_the_first_and_last_years_are_on_one_axis():
+    stamps = ["0001-01-01T00:00:00", "2026-01-01T00:00:00", "9999-12-31T23:59:59.999999"]
+    svg = ET.fromstring(timeline_svg([Mark(f"e{i}", s, "tool", "t") for i, s in enumerate(stamps)], lambda eid: eid))
+    xs = [float(rect.get("x")) for rect in svg.iter(f"{SVG}rect")]
+    assert xs == [0, round(2 * WIDTH / 3, 1)]  # years 1 and 2026 share the first of three slices

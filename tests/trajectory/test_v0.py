@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from eventviewer.trajectory import kinds, v0
+from eventviewer.trajectory import files, kinds, v0
 from eventviewer.trajectory.events import describe
 from eventviewer.trajectory.pairing import pair
 from eventviewer.trajectory.tree import Entry, build_tree
@@ -116,3 +116,45 @@ def test_a_rejected_call_is_a_user_rejection_of_its_cause():
     refusal = converter.convert({"id": 2, "observation": "user_rejected", "cause": 1, "content": "no"})
     light = describe(refusal)
     assert (light.kind, light.action_id, light.tool_call_id) == (kinds.USER_REJECT, "1", call["tool_call_id"])
+
+
+def gui_session() -> list[dict]:
+    """An ordinary V0 session from the GUI (OpenHands' tests/runtime/trajs/basic_gui_mode.json)."""
+    return json.loads((V0_FIXTURES / "basic_gui_mode.json").read_text())
+
+
+def test_no_observation_after_a_message_or_a_state_change_is_no_mismatched_result():
+    events = {e["id"]: e for e in v0.convert_all(gui_session())}
+    lights = [light._replace(seq=seq) for seq, light in enumerate(describe(e) for e in events.values())]
+    pairing = pair(lights)
+    assert pairing.mismatched == {} and pairing.pending == []
+    for null in ("2", "6", "16"):  # caused by a state change, the user's message, the agent's message
+        assert describe(events[null]).kind == "V0Observation.null"
+        assert events[null][v0.V0_KEY]["cause"] is not None
+
+
+def test_no_observation_for_a_tool_call_is_its_empty_result():
+    converter = v0.Converter()
+    converter.convert({"id": 1, "action": "run", "args": {"command": "true"}})
+    result = describe(converter.convert({"id": 2, "observation": "null", "cause": 1, "content": ""}))
+    assert (result.kind, result.action_id) == (kinds.OBSERVATION, "1")
+
+
+def test_a_v0_trajectory_that_ends_in_finish_is_finished():
+    events = list(v0.convert_all(json.loads((V0_FIXTURES / "trajectory.json").read_text())))
+    assert kinds.outcome(describe(events[-1])) == "finished"
+    assert kinds.outcome(describe(events[-2])) == "open"  # the edit's result: the run went on
+
+
+def test_a_v0_file_create_reads_as_create():
+    events = {e["id"]: e for e in v0.convert_all(gui_session())}
+    for action_id, result_id, path, line in (
+        ("9", "10", "/workspace/todo-app/index.html", "+<!DOCTYPE html>"),
+        ("11", "12", "/workspace/todo-app/app.js", "+const { createApp } = Vue"),
+    ):
+        assert events[action_id]["action"]["command"] == "create"
+        assert events[result_id]["observation"]["command"] == "create"
+        (change,) = files.changes(result_id, events[result_id])
+        assert (change.path, change.op, change.exact) == (path, "create", True)
+        texts = [text.rstrip("\n") for _, text in change.diff.lines]
+        assert texts[0] == "--- /dev/null" and line in texts

@@ -52,7 +52,10 @@ def card(data: dict[str, Any], full: bool) -> Card:
 
 
 def outcome(event: Any) -> str:
-    return "pending" if event.executable else "open"
+    if event.executable:
+        return "pending"
+    # A finish that waits for no result (V0's) ends the run as the SDK's FinishObservation does.
+    return "finished" if event.payload_kind == "FinishAction" else "open"
 
 
 register(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import files
-from ..cards import Card, command_of, images, output, text_of, texts
+from ..cards import Card, command_of, images, observation_output, output, text_of
 from .base import (
     EXIT_CODE_FAILURE,
     OBSERVATION,
@@ -48,7 +48,7 @@ def card(data: dict[str, Any], full: bool) -> Card:
         tool_name=text_of(data.get("tool_name")),
         tool_call_id=text_of(data.get("tool_call_id")),
         action_kind=text_of(observation.get("kind")),
-        output=output(texts(content), full),
+        output=output(observation_output(observation), full),
         images=images(content),
         command=command_of(observation),
     )
