@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from datetime import datetime, time, timedelta
 
 from django.conf import settings
@@ -243,7 +244,9 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
         Prefetch("subagents", queryset=Conversation.objects.only("conversation_id", "title", "parent_id"))
     )
     conversations = conversations.order_by(*form.ordering()).defer("skeleton")
-    page = Paginator(conversations, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(params["page"] or 1)
+    with search.budget() if params["q"].strip() else nullcontext():
+        page = Paginator(conversations, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(params["page"] or 1)
+        page.object_list = list(page.object_list)  # searched now, within the budget
     sort, direction = form.sorted_by()
     columns = sortable(LIST_COLUMNS, sort, direction, ascending=form.ASCENDING, text=("title", "status", "imported"))
     filtered = any(params[k] for k in ("q", "run", "status", "model", "agent", "problems", "failures")) or any(
