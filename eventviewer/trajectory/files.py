@@ -22,7 +22,7 @@ from datetime import datetime
 from functools import cached_property, lru_cache
 from typing import Any, NamedTuple
 
-from .diff import Diff, added, unified
+from .diff import Budget, Diff, added, unified
 from .shell import Shell, read_command
 
 EDIT = "edit"  # a file change eventviewer recognised
@@ -105,7 +105,7 @@ class Change:
     path: str
     op: str  # "create", "edit", "insert", "undo", "delete", "move", "write", "append", "touch"
     exact: bool  # the file's whole content before and after is known (file_editor)
-    diff: Diff = Diff([])
+    diff: Diff = field(default_factory=Diff)
     command: str = ""  # the terminal command that made it
     source: str = ""  # a move's origin
     note: str = ""  # what is not known about it
@@ -114,10 +114,13 @@ class Change:
 _EDITOR_OPS = {"create": "create", "str_replace": "edit", "insert": "insert", "undo_edit": "undo"}
 
 
-def changes(event_id: str, data: Mapping[str, Any], cwd: str = "") -> list[Change]:
+def changes(
+    event_id: str, data: Mapping[str, Any], cwd: str = "", budget: Budget | None = None, whole: bool = False
+) -> list[Change]:
     """The file changes one result records (a file_editor edit, or what a terminal
-    command recognisably wrote), its diffs bounded. ``cwd``: the terminal's working
-    directory before the command, when known."""
+    command recognisably wrote), its diffs bounded (``budget``: the time their line
+    matching may take, shared with the page's other diffs; ``whole``: uncut, for a
+    download). ``cwd``: the terminal's working directory before the command, when known."""
     observation = _observation(data)
     kind = observation.get("kind")
     if kind in FILE_EDITOR_RESULTS:
@@ -130,7 +133,9 @@ def changes(event_id: str, data: Mapping[str, Any], cwd: str = "") -> list[Chang
         if not isinstance(new, str):
             return [Change(event_id, path, op, False, note="the result does not hold the file's content")]
         before = old if isinstance(old, str) else ""
-        diff = unified(before, new, "/dev/null" if op == "create" else f"a{path}", f"b{path}")
+        diff = unified(
+            before, new, "/dev/null" if op == "create" else f"a{path}", f"b{path}", budget=budget, whole=whole
+        )
         return [Change(event_id, path, op, True, diff)]
     if kind in TERMINAL_RESULTS:
         command = _text(observation.get("command"))
@@ -141,7 +146,7 @@ def changes(event_id: str, data: Mapping[str, Any], cwd: str = "") -> list[Chang
         for write in read_command(command, start).writes:
             change = Change(event_id, write.path, write.op, False, command=command, source=write.source)
             if write.content is not None and write.op in ("write", "append"):
-                change.diff = added(write.content, write.path)
+                change.diff = added(write.content, write.path, whole)
                 if write.op == "write":
                     change.note = "what the file held before is not recorded"
             elif write.op not in ("delete", "move"):

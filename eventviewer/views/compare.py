@@ -24,7 +24,7 @@ from eventviewer.models import Conversation, Event
 from eventviewer.scope import Scope
 from eventviewer.trajectory import compare, diagram, files, kinds
 from eventviewer.trajectory.cards import Card
-from eventviewer.trajectory.diff import Diff, unified
+from eventviewer.trajectory.diff import PAGE_SECONDS, Budget, Diff, unified
 from eventviewer.trajectory.events import Light
 from eventviewer.trajectory.ids import normalize_conversation_id
 from eventviewer.trajectory.kinds import card_for
@@ -49,6 +49,7 @@ class Side:
     ref: str  # how the URL names it: the leaf's id, or <conversation-id>:<leaf id>
     tail: list[Light] = field(default_factory=list)
     steps: list[compare.Step] = field(default_factory=list)
+    budget: Budget | None = None  # the page's time for matching the lines of diffs, shared by both sides
 
     @property
     def conversation(self) -> Conversation:
@@ -81,7 +82,7 @@ class Side:
     @cached_property
     def files(self) -> list[files.FileHistory]:
         """The files its first EDITS_SHOWN edits after the shared events changed."""
-        return files.by_file(self.conversation.file_changes(self.edits[:EDITS_SHOWN]))
+        return files.by_file(self.conversation.file_changes(self.edits[:EDITS_SHOWN], self.budget))
 
     @property
     def more_edits(self) -> int:
@@ -164,13 +165,13 @@ def _cell(side: Side, step: compare.Step, data: dict[str, dict]) -> Cell:
     )
 
 
-def _diffs(x: compare.Step, y: compare.Step) -> list[tuple[str, Diff]]:
+def _diffs(x: compare.Step, y: compare.Step, budget: Budget | None) -> list[tuple[str, Diff]]:
     found = []
     if x.key.text != y.key.text:
         what = {"calls": "arguments", "message": "text"}.get(x.key.kind, "content")
-        found.append((what, unified(x.key.text, y.key.text, "a", "b")))
+        found.append((what, unified(x.key.text, y.key.text, "a", "b", budget=budget)))
     if x.output != y.output:
-        found.append(("output", unified(x.output, y.output, "a", "b")))
+        found.append(("output", unified(x.output, y.output, "a", "b", budget=budget)))
     return found
 
 
@@ -188,7 +189,7 @@ def _lines(rows: list[compare.Row], a: Side, b: Side, data_a: dict, data_b: dict
         if pair.b is not None:
             line.b = _cell(b, b.steps[pair.b], data_b)
         if line.a and line.b:
-            line.diffs = _diffs(line.a.step, line.b.step)
+            line.diffs = _diffs(line.a.step, line.b.step, a.budget)
         lines.append(line)
     return lines
 
@@ -228,6 +229,7 @@ def compare_page(request: HttpRequest, scope: Scope) -> HttpResponse:
     if a is None or not params["b"]:
         return _picker(request, scope, a)
     b = _side(scope, "b", params["b"])
+    a.budget = b.budget = Budget(PAGE_SECONDS)
     shared = compare.common_prefix(a.reading.path, b.reading.path, _same_events(a, b))
     data_a, data_b = _fill(a, shared), _fill(b, shared)
     rows = compare.rows(compare.align([s.key for s in a.steps], [s.key for s in b.steps]), a.steps, b.steps)
