@@ -322,3 +322,39 @@ def test_the_whole_diff_under_a_share_link_stays_under_it(client, big_edits, for
 )
 def test_a_whole_diff_of_nothing_is_refused(client, big_edits, query, status):
     assert client.get(f"/c/{big_edits.conversation_id}/files/diff/", query).status_code == status
+
+
+# --- the Files tab reads at a glance (issue 23.22) ------------------------------------------
+
+
+def test_a_short_branch_shows_its_diffs_unfolded_with_a_net_diff_per_file(client, forked):
+    html = client.get(f"/c/{forked.conversation_id}/files/").content.decode()
+    assert re.search(r'<li class="file">\s*<details open>', html)
+    net = html[html.index('class="file-net"') : html.index("Step by step:")]
+    # b.py was created as "x = 1" then edited to "x = 2": net, one file holding "x = 2".
+    assert "from before its first change to after its last" in net
+    assert '<span class="diff-line diff-head">--- /dev/null</span>' in net
+    assert '<span class="diff-line diff-add">+x = 2</span>' in net and "x = 1" not in net
+
+
+def test_a_file_changed_once_has_no_net_diff(client, forked):
+    html = client.get(f"/c/{forked.conversation_id}/files/", {"leaf": "log"}).content.decode()
+    assert "/workspace/a.py" in html and 'class="file-net"' not in html
+
+
+def test_a_long_branch_keeps_its_files_folded(client, folder, open_site):
+    start = message("m1", None, "go")
+    start["timestamp"] = at(0)
+    events, parent = [start], "m1"
+    for n in range(11):
+        events += editor(f"e{n}", parent, f"c{n}", "create", f"/w/f{n}.py", None, f"n = {n}\n", 1)
+        parent = f"e{n}"
+    (result,) = import_paths([(folder(events, {"leaf_event_id": parent}), "long")])
+    html = client.get(f"/c/{result.conversation.conversation_id}/files/").content.decode()
+    assert html.count('<li class="file">') == 11 and "<details open>" not in html
+
+
+def test_an_append_shows_its_lines_without_a_hunk_header(client, forked):
+    html = client.get(f"/c/{forked.conversation_id}/files/", {"leaf": "log"}).content.decode()
+    assert '<span class="diff-line diff-add">+done</span>' in html
+    assert "@@ +1,1 @@" not in html

@@ -109,6 +109,7 @@ class Change:
     command: str = ""  # the terminal command that made it
     source: str = ""  # a move's origin
     note: str = ""  # what is not known about it
+    texts: tuple[str, str] | None = None  # the whole file before and after (exact changes), until ``by_file``
 
 
 _EDITOR_OPS = {"create": "create", "str_replace": "edit", "insert": "insert", "undo_edit": "undo"}
@@ -136,7 +137,7 @@ def changes(
         diff = unified(
             before, new, "/dev/null" if op == "create" else f"a{path}", f"b{path}", budget=budget, whole=whole
         )
-        return [Change(event_id, path, op, True, diff)]
+        return [Change(event_id, path, op, True, diff, texts=(before, new))]
     if kind in TERMINAL_RESULTS:
         command = _text(observation.get("command"))
         found = []
@@ -162,6 +163,7 @@ class FileHistory:
 
     path: str
     changes: list[Change] = field(default_factory=list)
+    net: Diff | None = None  # from before its first change to after its last, when both are exact
 
     @property
     def added(self) -> int:
@@ -182,9 +184,10 @@ class FileHistory:
         return "edited"
 
 
-def by_file(found: Iterable[Change]) -> list[FileHistory]:
+def by_file(found: Iterable[Change], budget: Budget | None = None) -> list[FileHistory]:
     """Changes grouped by file, in the order the files were first changed; a move counts
-    as a change of its destination and (as a deletion) of its origin."""
+    as a change of its destination and (as a deletion) of its origin. A file changed more
+    than once, first and last by exact changes, has its net diff (matched within ``budget``)."""
     files: dict[str, FileHistory] = {}
     for change in found:
         files.setdefault(change.path, FileHistory(change.path)).changes.append(change)
@@ -192,6 +195,13 @@ def by_file(found: Iterable[Change]) -> list[FileHistory]:
             gone = Change(change.event_id, change.source, "delete", False, command=change.command)
             gone.note = f"moved to {change.path}"
             files.setdefault(change.source, FileHistory(change.source)).changes.append(gone)
+    for history in files.values():
+        first, last = history.changes[0], history.changes[-1]
+        if len(history.changes) > 1 and first.texts is not None and last.texts is not None:
+            old_name = "/dev/null" if first.op == "create" else f"a{history.path}"
+            history.net = unified(first.texts[0], last.texts[1], old_name, f"b{history.path}", budget=budget)
+        for change in history.changes:
+            change.texts = None  # the files' texts go with the payloads they came from
     return list(files.values())
 
 

@@ -84,7 +84,7 @@ class Side:
     @cached_property
     def files(self) -> list[files.FileHistory]:
         """The files its first EDITS_SHOWN edits after the shared events changed."""
-        return files.by_file(self.conversation.file_changes(self.edits[:EDITS_SHOWN], self.budget))
+        return files.by_file(self.conversation.file_changes(self.edits[:EDITS_SHOWN], self.budget), self.budget)
 
     @property
     def more_edits(self) -> int:

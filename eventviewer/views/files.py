@@ -24,6 +24,7 @@ from eventviewer.views.share import shared_view
 
 EDITS_PER_PAGE = 100  # edits whose changes one page shows
 LABELLED = 300  # commands, and events that ran elsewhere, listed with what they ran
+UNFOLDED_EDITS = 10  # a branch of at most this many edits shows its files' diffs unfolded
 
 
 class Listed(NamedTuple):
@@ -70,9 +71,11 @@ def files_page(request: HttpRequest, scope: Scope) -> HttpResponse:
             raise Http404(f"There is no page {page}: this branch's edits fill {pages}.")
         shown = edits[(page - 1) * EDITS_PER_PAGE : page * EDITS_PER_PAGE]
         commands = [e for e in path if e.effect == files.COMMAND]
+        budget = diff.Budget(diff.PAGE_SECONDS)
         drift = conversation.workspace_drift(path)
         context.update(
-            histories=files.by_file(conversation.file_changes(shown, diff.Budget(diff.PAGE_SECONDS))),
+            histories=files.by_file(conversation.file_changes(shown, budget), budget),
+            open_files=len(edits) <= UNFOLDED_EDITS,
             edits=len(edits),
             page=page,
             pages=pages,
