@@ -207,6 +207,10 @@ def run(report: Any, database_url: str, measure: Callable[[str], dict[str, Any]]
     """Each hostile input (those whose label holds one of ``only``'s comma-separated texts, when given)."""
     with tempfile.TemporaryDirectory(prefix="eventviewer-hostile-") as tmp:
         root = Path(tmp)
+        if not only or "costs" in only.split(","):
+            import costs
+
+            costs.run(report, database_url, measure, root, IMPORTED)
         made: dict[Callable, Path] = {}
         for label, make, extra in INPUTS:
             if only and not any(text in label for text in only.split(",")):

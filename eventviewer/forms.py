@@ -220,6 +220,18 @@ class FilesForm(forms.Form):
     page = forms.IntegerField(min_value=1, required=False)
 
 
+class FileDiffForm(forms.Form):
+    """One file change's whole diff, as a download: the result that recorded it, and the file."""
+
+    event = EventIdField()
+    file = forms.CharField(max_length=4096, strip=False)
+
+    def clean_event(self) -> str:
+        if not self.cleaned_data["event"]:
+            raise forms.ValidationError("name the result that recorded the change: event=<event-id>")
+        return self.cleaned_data["event"]
+
+
 class CompareForm(forms.Form):
     """The two branches to compare, each named by its leaf: ``<event-id>`` in the
     conversation at hand or ``<conversation-id>:<event-id>`` (one missing: pick it in the

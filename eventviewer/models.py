@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from eventviewer.trajectory import failures, files, kinds, masking, naming, runs, serverstate
 from eventviewer.trajectory.cards import Card
+from eventviewer.trajectory.diff import Budget
 from eventviewer.trajectory.events import SUMMARY_LENGTH, Light, one_line
 from eventviewer.trajectory.pairing import (
     Identity,
@@ -578,11 +579,12 @@ class Conversation(models.Model):
             found.update((pk, orjson.loads(unpack(packed))) for pk, packed in chunk.values_list("pk", "packed"))
         return found
 
-    def file_changes(self, path: Sequence[Light]) -> list[files.Change]:
-        """Every file change the results among ``path`` record, in order (see trajectory.files)."""
+    def file_changes(self, path: Sequence[Light], budget: Budget | None = None) -> list[files.Change]:
+        """Every file change the results among ``path`` record, in order (see trajectory.files),
+        their diffs matched within ``budget`` (one page's)."""
         edits = [e for e in path if e.effect == files.EDIT]
         data = self.payloads(e.pk for e in edits)
-        return [change for e in edits for change in files.changes(e.event_id, data.get(e.pk, {}))]
+        return [change for e in edits for change in files.changes(e.event_id, data.get(e.pk, {}), budget=budget)]
 
     def workspace_drift(self, path: Sequence[Light]) -> files.Drift:
         """The edits and commands that ran on other branches after ``path`` forked from

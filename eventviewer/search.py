@@ -12,10 +12,14 @@ model, nor is a tsvector column.
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import BadRequest
-from django.db import connection
+from django.db import OperationalError, connection, transaction
 from django.db.models import BooleanField
 from django.db.models.expressions import RawSQL
 
@@ -106,6 +110,50 @@ def parsed(text: str) -> Query:
         return parse_query(text)
     except QueryError as e:
         raise BadRequest(f"Bad query: q: {e}") from None
+
+
+class OutOfTime(BadRequest):
+    """A search that ran past its time budget (EVENTVIEWER_SEARCH_MS)."""
+
+
+def _too_long(limit_ms: int) -> OutOfTime:
+    return OutOfTime(
+        f"Bad query: q: the search took longer than its limit of {limit_ms:,} ms (EVENTVIEWER_SEARCH_MS): "
+        "look for longer prefixes or fewer of them, or add a rarer word"
+    )
+
+
+@contextmanager
+def budget(limit_ms: int | None = None) -> Iterator[None]:
+    """Run the searches inside within a time budget, or end them with a 400 saying so.
+    A prefix of a common start expands over the index's whole vocabulary, once per term
+    and (on SQLite, the list) once per conversation: no query shape bounds that alone.
+    SQLite: a progress handler interrupts the statement; PostgreSQL: statement_timeout."""
+    limit = settings.EVENTVIEWER_SEARCH_MS if limit_ms is None else limit_ms
+    deadline = time.monotonic() + limit / 1000
+    connection.ensure_connection()
+    postgresql = connection.vendor == "postgresql"
+    try:
+        # A savepoint: on PostgreSQL a cancelled statement aborts the transaction around it.
+        with transaction.atomic():
+            if postgresql:
+                with connection.cursor() as cursor:
+                    cursor.execute("SET LOCAL statement_timeout = %s", [max(1, limit)])
+            else:
+                connection.connection.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)
+            yield
+            if postgresql:
+                with connection.cursor() as cursor:
+                    cursor.execute("SET LOCAL statement_timeout = DEFAULT")
+    except OperationalError as e:
+        if "interrupted" not in str(e) and "statement timeout" not in str(e):
+            raise
+        raise _too_long(limit) from None
+    finally:
+        if not postgresql and connection.connection is not None:
+            connection.connection.set_progress_handler(None, 0)
+    if time.monotonic() > deadline:  # several statements, each within it
+        raise _too_long(limit)
 
 
 def schema(vendor: str) -> list[str]:

@@ -253,6 +253,12 @@ EVENTVIEWER_BRANCHES_KEPT = envint("EVENTVIEWER_BRANCHES_KEPT", "4")
 # A branch longer than this (in events) is never read whole by a page or the path API:
 # they read the part they show, and say which whole-branch figures they leave out.
 EVENTVIEWER_FULL_READ_MAX = envint("EVENTVIEWER_FULL_READ_MAX", "200000")
+# A search (the list's, a conversation's, a share link's) runs its queries within this
+# time, or ends with a 400 naming it.
+EVENTVIEWER_SEARCH_MS = envint("EVENTVIEWER_SEARCH_MS", "1500")
+# Compare reads both branches whole: at most this many events each (a 32,000-event branch
+# costs a comparison about 100 MB).
+EVENTVIEWER_COMPARE_MAX_EVENTS = envint("EVENTVIEWER_COMPARE_MAX_EVENTS", "40000")
 
 LOGGING = {
     "version": 1,

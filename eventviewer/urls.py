@@ -18,6 +18,7 @@ app_patterns = [
     path("c/<str:conversation_id>/events/", events.event_detail, name="event-by-query"),  # ?id=. or ?id=..
     path("c/<str:conversation_id>/compare/", compare.branch_compare, name="compare"),
     path("c/<str:conversation_id>/files/", files.branch_files, name="files"),
+    path("c/<str:conversation_id>/files/diff/", files.branch_diff, name="file-diff"),  # ?event=..&file=..
     path("c/<str:conversation_id>/search/", search.conversation_search, name="search"),
     path("c/<str:conversation_id>/export.zip", exports.export_zip, name="export-zip"),
     path("c/<str:conversation_id>/export/", exports.export_branch, name="export"),
@@ -34,6 +35,7 @@ app_patterns = [
     path("s/<str:token>/events/", share.shared_event, name="share-event-by-query"),
     path("s/<str:token>/compare/", compare.shared_compare, name="share-compare"),
     path("s/<str:token>/files/", files.shared_files, name="share-files"),
+    path("s/<str:token>/files/diff/", files.shared_diff, name="share-file-diff"),
     path("s/<str:token>/search/", search.shared_search, name="share-search"),
     path("s/<str:token>/export.zip", exports.shared_export_zip, name="share-export-zip"),
     path("s/<str:token>/export/", exports.shared_export, name="share-export"),
@@ -44,6 +46,7 @@ app_patterns = [
     path("s/<str:token>/live/", live.shared_live, name="share-live"),
     path("s/<str:token>/sub/<str:subagent>/compare/", compare.shared_compare, name="share-subagent-compare"),
     path("s/<str:token>/sub/<str:subagent>/files/", files.shared_files, name="share-subagent-files"),
+    path("s/<str:token>/sub/<str:subagent>/files/diff/", files.shared_diff, name="share-subagent-file-diff"),
     path("s/<str:token>/sub/<str:subagent>/search/", search.shared_search, name="share-subagent-search"),
     path("s/<str:token>/sub/<str:subagent>/export.zip", exports.shared_export_zip, name="share-subagent-export-zip"),
     path("s/<str:token>/sub/<str:subagent>/export/", exports.shared_export, name="share-subagent-export"),

@@ -242,3 +242,26 @@ def test_two_calls_that_failed_differently_differ(client, folder, open_site):
     assert re.findall(r'class="compare-row row-(\w+)"', html) == ["changed"]
     assert '<span class="diff-line diff-del">-Tool &#x27;nonexistent&#x27; not found</span>' in html
     assert '<span class="diff-line diff-add">+missing argument</span>' in html
+
+
+# --- bounded (issue 22.3): a comparison's memory ---------------------------------------------
+
+
+def test_only_the_first_steps_are_aligned_and_the_page_says_what_it_left_out(client, branching, monkeypatch):
+    from eventviewer.trajectory import compare
+
+    monkeypatch.setattr(compare, "MAX_STEPS", 1)
+    html = client.get(f"/c/{branching.conversation_id}/compare/", {"a": FIRST, "b": THIRD}).content.decode()
+    note = " ".join(html[html.index("Only the first 1 steps") :].split())
+    assert note.startswith(
+        "Only the first 1 steps of each side after the shared events are compared: "
+        "the 2 events after them on A and 6 events after them on B are left out: open the branch to read them."
+    )
+    assert len(re.findall(r'class="compare-row row-(\w+)"', html)) <= 2
+
+
+def test_a_branch_longer_than_compare_reads_is_a_400_naming_the_setting(client, branching, settings):
+    settings.EVENTVIEWER_COMPARE_MAX_EVENTS = 5
+    page = client.get(f"/c/{branching.conversation_id}/compare/", {"a": FIRST, "b": THIRD})
+    assert page.status_code == 400
+    assert "over the 5 that Compare reads (EVENTVIEWER_COMPARE_MAX_EVENTS)" in page.content.decode()

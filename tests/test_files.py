@@ -238,3 +238,123 @@ def test_the_listing_bound_spans_every_fork_point(client, folder, open_site, mon
         html[html.index('id="drift-ls2"') :],
     )
     assert "<code>create /w/x.py</code>" in first and "/w/y.py" not in second and "… and 1 more." in second
+
+
+# --- bounded diffs (issue 22.2) ------------------------------------------------------------
+
+
+def _big_file(distinct: int, seed: int) -> list[str]:
+    """10,000 lines of ``distinct`` values: few distinct lines make difflib quadratic."""
+    import random
+
+    rng = random.Random(seed)
+    return [f"value = {rng.randrange(distinct)}\n" for _ in range(10_000)]
+
+
+@pytest.fixture
+def big_edits(folder, open_site) -> Conversation:
+    """Two branches after a message, each editing a 10,000-line file of repeated lines in
+    scattered places: too costly to match within a page's budget."""
+    start = message("m1", None, "go")
+    start["timestamp"] = at(0)
+    events = [start]
+    for branch in ("x", "y"):
+        old = _big_file(150, seed=len(branch) + ord(branch))
+        new = list(old)
+        for n in range(0, 10_000, 500):
+            new[n] = f"changed on {branch} {n}\n"
+        events += editor(f"{branch}1", "m1", f"c{branch}", "str_replace", "/w/big.py", "".join(old), "".join(new), 1)
+    path = folder(events, {"leaf_event_id": "y1"}, conversation_id="b1" * 16)
+    return import_paths([(path, "test")])[0].conversation
+
+
+def _download_link(html: str) -> str:
+    (href,) = re.findall(r'<a href="([^"]+)" download>Download the whole diff</a>', html)
+    return href.replace("&amp;", "&")
+
+
+def test_a_diff_too_costly_for_the_page_says_so_and_offers_the_whole_one(client, big_edits):
+    html = client.get(f"/c/{big_edits.conversation_id}/files/", {"leaf": "x1"}).content.decode()
+    assert "Its lines were not matched in time: what differs shows as replaced whole." in html
+    assert "more lines of this diff not shown" in html
+    href = _download_link(html)
+    assert href.startswith(f"/c/{big_edits.conversation_id}/files/diff/?event=x1&file=")
+    download = client.get(href)
+    assert download.status_code == 200 and download["Content-Type"].startswith("text/x-diff")
+    assert download["Content-Disposition"].startswith('attachment; filename="x1-_w_big.py.diff"')
+    body = download.content.decode()
+    assert body.startswith("--- a/w/big.py\n+++ b/w/big.py\n@@ ")
+    assert body.count("\n+changed on x") == 20  # every change, matched line by line
+
+
+def test_compare_bounds_its_diffs_and_offers_the_whole_ones(client, big_edits):
+    html = client.get(f"/c/{big_edits.conversation_id}/compare/", {"a": "x1", "b": "y1"}).content.decode()
+    assert "Its lines were not matched in time" in html
+    hrefs = re.findall(r'<a href="([^"]+)" download>Download the whole diff</a>', html)
+    assert {h.replace("&amp;", "&").split("&")[0] for h in hrefs} == {
+        f"/c/{big_edits.conversation_id}/files/diff/?event=x1",
+        f"/c/{big_edits.conversation_id}/files/diff/?event=y1",
+    }
+
+
+def test_the_whole_diff_under_a_share_link_stays_under_it(client, big_edits, forked, settings):
+    settings.EVENTVIEWER_REQUIRE_LOGIN = True
+    share = ShareLink.objects.create(conversation=big_edits)
+    html = client.get(f"/s/{share.token}/files/", {"leaf": "x1"}).content.decode()
+    href = _download_link(html)
+    assert href.startswith(f"/s/{share.token}/files/diff/?event=x1&file=")
+    assert client.get(href).status_code == 200
+    other = ShareLink.objects.create(conversation=forked)
+    assert client.get(href.replace(share.token, other.token)).status_code == 404  # not that link's event
+    assert (
+        client.get(f"/c/{big_edits.conversation_id}/files/diff/", {"event": "x1", "file": "/w/big.py"}).status_code
+        == 302
+    )
+
+
+@pytest.mark.parametrize(
+    "query, status",
+    [
+        ({"event": "x1", "file": "/w/other.py"}, 404),
+        ({"event": "nope", "file": "/w/big.py"}, 404),
+        ({"file": "/w/big.py"}, 400),
+    ],
+)
+def test_a_whole_diff_of_nothing_is_refused(client, big_edits, query, status):
+    assert client.get(f"/c/{big_edits.conversation_id}/files/diff/", query).status_code == status
+
+
+# --- the Files tab reads at a glance (issue 23.22) ------------------------------------------
+
+
+def test_a_short_branch_shows_its_diffs_unfolded_with_a_net_diff_per_file(client, forked):
+    html = client.get(f"/c/{forked.conversation_id}/files/").content.decode()
+    assert re.search(r'<li class="file">\s*<details open>', html)
+    net = html[html.index('class="file-net"') : html.index("Step by step:")]
+    # b.py was created as "x = 1" then edited to "x = 2": net, one file holding "x = 2".
+    assert "from before its first change to after its last" in net
+    assert '<span class="diff-line diff-head">--- /dev/null</span>' in net
+    assert '<span class="diff-line diff-add">+x = 2</span>' in net and "x = 1" not in net
+
+
+def test_a_file_changed_once_has_no_net_diff(client, forked):
+    html = client.get(f"/c/{forked.conversation_id}/files/", {"leaf": "log"}).content.decode()
+    assert "/workspace/a.py" in html and 'class="file-net"' not in html
+
+
+def test_a_long_branch_keeps_its_files_folded(client, folder, open_site):
+    start = message("m1", None, "go")
+    start["timestamp"] = at(0)
+    events, parent = [start], "m1"
+    for n in range(11):
+        events += editor(f"e{n}", parent, f"c{n}", "create", f"/w/f{n}.py", None, f"n = {n}\n", 1)
+        parent = f"e{n}"
+    (result,) = import_paths([(folder(events, {"leaf_event_id": parent}), "long")])
+    html = client.get(f"/c/{result.conversation.conversation_id}/files/").content.decode()
+    assert html.count('<li class="file">') == 11 and "<details open>" not in html
+
+
+def test_an_append_shows_its_lines_without_a_hunk_header(client, forked):
+    html = client.get(f"/c/{forked.conversation_id}/files/", {"leaf": "log"}).content.decode()
+    assert '<span class="diff-line diff-add">+done</span>' in html
+    assert "@@ +1,1 @@" not in html

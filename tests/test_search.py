@@ -341,3 +341,61 @@ def test_events_indexed_before_symbols_were_words_are_found_by_them_after_the_mi
     assert [r["event_id"] for r in client.get(api, {"q": "🚀"}).json()["results"]] == ["m1"]
     assert [r["event_id"] for r in client.get(api, {"q": "plain"}).json()["results"]] == ["m2"]
     assert conversation.conversation_id[:12] in client.get("/", {"q": "🚀 ship"}).content.decode()
+
+
+# --- bounded (issue 22.1): a prefix expands over the index's vocabulary -------------------
+
+
+def _search_urls(conversation: Conversation) -> list[str]:
+    share = ShareLink.objects.create(conversation=conversation)
+    cid = conversation.conversation_id
+    return ["/", f"/c/{cid}/search/", f"/s/{share.token}/search/", f"/api/conversations/{cid}/search/"]
+
+
+@pytest.mark.parametrize(
+    "q, limit",
+    [
+        ("w*", "a prefix needs at least 3 letters or digits before the *"),
+        ("pytest w*", "a prefix needs at least 3 letters or digits before the *"),
+        ('"parser qu"*', "a prefix needs at least 3 letters or digits before the *"),
+        ("pyt* par* quo* fai* lex*", "the query has 5 prefixes (word*); at most 4"),
+        (" ".join(["pyt*"] * 16), "the query has 16 prefixes (word*); at most 4"),
+    ],
+)
+def test_a_prefix_too_short_or_too_many_is_a_400_naming_the_limit(client, conversation, q, limit):
+    for url in _search_urls(conversation):
+        page = client.get(url, {"q": q})
+        assert page.status_code == 400, url
+        assert limit in page.content.decode(), url
+
+
+def test_prefixes_within_the_limits_are_searched(client, conversation):
+    for url in _search_urls(conversation):
+        assert client.get(url, {"q": "pyt* par* quo* fai*"}).status_code == 200, url
+
+
+def test_a_search_past_its_time_budget_is_a_400_naming_the_setting(client, conversation, settings):
+    settings.EVENTVIEWER_SEARCH_MS = 0
+    for url in _search_urls(conversation):
+        page = client.get(url, {"q": "parser"})
+        assert page.status_code == 400, url
+        assert "longer than its limit of 0 ms (EVENTVIEWER_SEARCH_MS)" in page.content.decode(), url
+    assert client.get("/").status_code == 200  # no search: no budget
+
+
+def test_the_budget_interrupts_a_statement_already_running(conversation):
+    from eventviewer import search
+
+    # Counting to a hundred million takes SQLite tens of seconds, PostgreSQL seconds.
+    slow = (
+        "SELECT pg_sleep(30)"
+        if connection.vendor == "postgresql"
+        else "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000000) "
+        "SELECT count(*) FROM n"
+    )
+    with pytest.raises(search.OutOfTime, match="EVENTVIEWER_SEARCH_MS"):
+        with search.budget(50), connection.cursor() as cursor:
+            cursor.execute(slow)
+    with connection.cursor() as cursor:  # the connection goes on, without the budget
+        cursor.execute("SELECT 1")
+        assert cursor.fetchone() == (1,)

@@ -32,6 +32,10 @@ GAP = -1.0  # the score of a step on one side only
 MAX_CELLS = 10_000  # cells of one block aligned by Needleman-Wunsch (a bigger gap is cut into blocks)
 MAX_GAP_CELLS = 100_000  # cells aligned in one gap between anchors, at most
 MAX_TEXT = 4_000  # characters of a step's text compared for likeness
+# Steps of each side aligned: the alignment holds each one's key (its text cut to MAX_TEXT)
+# and fingerprint, so a page's memory stays bounded however long the branches.
+MAX_STEPS = 2_000
+MAX_STEP_EVENTS = 10 * MAX_STEPS  # events of a continuation cut into steps, for the first MAX_STEPS
 # Arguments the model writes about a call rather than for it: two calls that differ only
 # in these did the same thing.
 REMARKS = ("summary", "security_risk", "kind")
@@ -92,24 +96,56 @@ def steps(tail: Sequence[Light], result_for: Mapping[str, str]) -> list[Step]:
     return found
 
 
-def describe(step: Step, data: Mapping[str, Mapping[str, Any]]) -> Step:
-    """Fill in a step's key and fingerprint from its events' JSON (by event id)."""
+def describe(step: Step, data: Mapping[str, Mapping[str, Any]], limit: int | None = None) -> Step:
+    """Fill in a step's key and fingerprint from its events' JSON (by event id). With a
+    ``limit``, the key's text and the output keep that many characters; the fingerprint
+    is the same either way (it holds the whole texts' hashes)."""
     first = step.first
     if first.kind == kinds.ACTION:
         labels = tuple(e.tool_name for e in step.calls)
         key = Key("calls", labels, "\n".join(arguments(data.get(e.event_id, {})) for e in step.calls))
         outputs = [(e.kind, e.failure, output(data.get(e.event_id, {}))) for e in step.results]
-        step.key, step.fingerprint = key, (key, tuple(outputs))
+        step.key, step.fingerprint = key, (_hashed(key), tuple((k, f, hash(t)) for k, f, t in outputs))
         step.output = "\n".join(text for _, _, text in outputs)
-        return step
-    if first.kind == kinds.MESSAGE:
-        step.key = Key("message", (first.role or first.source,), message_text(data.get(first.event_id, {})))
     else:
-        event = data.get(first.event_id, {})
-        text = output(event) if first.kind in kinds.ACTION_RESULTS else kinds.kind_of(first.kind).summarize(dict(event))
-        step.key = Key(first.kind, (first.tool_name,), text)
-    step.fingerprint = (step.key, first.failure)
+        if first.kind == kinds.MESSAGE:
+            step.key = Key("message", (first.role or first.source,), message_text(data.get(first.event_id, {})))
+        else:
+            event = data.get(first.event_id, {})
+            text = (
+                output(event)
+                if first.kind in kinds.ACTION_RESULTS
+                else kinds.kind_of(first.kind).summarize(dict(event))
+            )
+            step.key = Key(first.kind, (first.tool_name,), text)
+        step.fingerprint = (_hashed(step.key), first.failure)
+    if limit is not None:
+        step.key, step.output = step.key._replace(text=step.key.text[:limit]), step.output[:limit]
     return step
+
+
+def _hashed(key: Key) -> Hashable:
+    return (key.kind, key.labels, hash(key.text))
+
+
+def described(
+    found: Sequence[Step], read: Callable[[list[Light]], Mapping[str, Mapping[str, Any]]], per: int = 500
+) -> list[Step]:
+    """The first MAX_STEPS steps, each described with its text cut to MAX_TEXT; their JSON
+    is read (``read``: events -> JSON by event id) about ``per`` events at a time, and
+    let go before the next."""
+    kept = list(found[:MAX_STEPS])
+    start = 0
+    while start < len(kept):
+        end, events = start, 0
+        while end < len(kept) and (events < per or end == start):
+            events += len(kept[end].events)
+            end += 1
+        data = read([e for step in kept[start:end] for e in step.events])
+        for step in kept[start:end]:
+            describe(step, data, MAX_TEXT)
+        start = end
+    return kept
 
 
 def arguments(data: Mapping[str, Any]) -> str:

@@ -22,7 +22,7 @@ from datetime import datetime
 from functools import cached_property, lru_cache
 from typing import Any, NamedTuple
 
-from .diff import Diff, added, unified
+from .diff import Budget, Diff, added, unified
 from .shell import Shell, read_command
 
 EDIT = "edit"  # a file change eventviewer recognised
@@ -105,19 +105,23 @@ class Change:
     path: str
     op: str  # "create", "edit", "insert", "undo", "delete", "move", "write", "append", "touch"
     exact: bool  # the file's whole content before and after is known (file_editor)
-    diff: Diff = Diff([])
+    diff: Diff = field(default_factory=Diff)
     command: str = ""  # the terminal command that made it
     source: str = ""  # a move's origin
     note: str = ""  # what is not known about it
+    texts: tuple[str, str] | None = None  # the whole file before and after (exact changes), until ``by_file``
 
 
 _EDITOR_OPS = {"create": "create", "str_replace": "edit", "insert": "insert", "undo_edit": "undo"}
 
 
-def changes(event_id: str, data: Mapping[str, Any], cwd: str = "") -> list[Change]:
+def changes(
+    event_id: str, data: Mapping[str, Any], cwd: str = "", budget: Budget | None = None, whole: bool = False
+) -> list[Change]:
     """The file changes one result records (a file_editor edit, or what a terminal
-    command recognisably wrote), its diffs bounded. ``cwd``: the terminal's working
-    directory before the command, when known."""
+    command recognisably wrote), its diffs bounded (``budget``: the time their line
+    matching may take, shared with the page's other diffs; ``whole``: uncut, for a
+    download). ``cwd``: the terminal's working directory before the command, when known."""
     observation = _observation(data)
     kind = observation.get("kind")
     if kind in FILE_EDITOR_RESULTS:
@@ -130,8 +134,10 @@ def changes(event_id: str, data: Mapping[str, Any], cwd: str = "") -> list[Chang
         if not isinstance(new, str):
             return [Change(event_id, path, op, False, note="the result does not hold the file's content")]
         before = old if isinstance(old, str) else ""
-        diff = unified(before, new, "/dev/null" if op == "create" else f"a{path}", f"b{path}")
-        return [Change(event_id, path, op, True, diff)]
+        diff = unified(
+            before, new, "/dev/null" if op == "create" else f"a{path}", f"b{path}", budget=budget, whole=whole
+        )
+        return [Change(event_id, path, op, True, diff, texts=(before, new))]
     if kind in TERMINAL_RESULTS:
         command = _text(observation.get("command"))
         found = []
@@ -141,7 +147,7 @@ def changes(event_id: str, data: Mapping[str, Any], cwd: str = "") -> list[Chang
         for write in read_command(command, start).writes:
             change = Change(event_id, write.path, write.op, False, command=command, source=write.source)
             if write.content is not None and write.op in ("write", "append"):
-                change.diff = added(write.content, write.path)
+                change.diff = added(write.content, write.path, whole)
                 if write.op == "write":
                     change.note = "what the file held before is not recorded"
             elif write.op not in ("delete", "move"):
@@ -157,6 +163,7 @@ class FileHistory:
 
     path: str
     changes: list[Change] = field(default_factory=list)
+    net: Diff | None = None  # from before its first change to after its last, when both are exact
 
     @property
     def added(self) -> int:
@@ -177,9 +184,10 @@ class FileHistory:
         return "edited"
 
 
-def by_file(found: Iterable[Change]) -> list[FileHistory]:
+def by_file(found: Iterable[Change], budget: Budget | None = None) -> list[FileHistory]:
     """Changes grouped by file, in the order the files were first changed; a move counts
-    as a change of its destination and (as a deletion) of its origin."""
+    as a change of its destination and (as a deletion) of its origin. A file changed more
+    than once, first and last by exact changes, has its net diff (matched within ``budget``)."""
     files: dict[str, FileHistory] = {}
     for change in found:
         files.setdefault(change.path, FileHistory(change.path)).changes.append(change)
@@ -187,6 +195,13 @@ def by_file(found: Iterable[Change]) -> list[FileHistory]:
             gone = Change(change.event_id, change.source, "delete", False, command=change.command)
             gone.note = f"moved to {change.path}"
             files.setdefault(change.source, FileHistory(change.source)).changes.append(gone)
+    for history in files.values():
+        first, last = history.changes[0], history.changes[-1]
+        if len(history.changes) > 1 and first.texts is not None and last.texts is not None:
+            old_name = "/dev/null" if first.op == "create" else f"a{history.path}"
+            history.net = unified(first.texts[0], last.texts[1], old_name, f"b{history.path}", budget=budget)
+        for change in history.changes:
+            change.texts = None  # the files' texts go with the payloads they came from
     return list(files.values())
 
 

@@ -23,6 +23,10 @@ FIELD_CHARS = 1000  # characters taken from one field of an event
 EVENT_CHARS = 2000  # characters of an event indexed in all
 MAX_TERMS = 16  # terms in one query
 MAX_QUERY = 200  # characters of a query
+# A prefix expands over every word of the index that it starts: a short one over a good
+# part of a big index's vocabulary (a search's time budget bounds the rest).
+MIN_PREFIX = 3  # letters or digits before a *
+MAX_PREFIXES = 4  # prefix terms in one query
 SNIPPET_CHARS = 160  # characters of a snippet around its first match
 
 _WORD = re.compile(r"[^\W_]+")
@@ -296,6 +300,15 @@ def parse_query(text: str) -> Query:
         terms.append(Term(tuple(found), prefix=prefix))
     if not terms:
         raise QueryError("the query has no words to look for (letters or digits)")
+    prefixes = [t for t in terms if t.prefix]
+    for term in prefixes:
+        if len(term.words[-1]) < MIN_PREFIX:
+            raise QueryError(
+                f"{term.words[-1]}*: a prefix needs at least {MIN_PREFIX} letters or digits before the * "
+                "(a shorter one starts too many words)"
+            )
+    if len(prefixes) > MAX_PREFIXES:
+        raise QueryError(f"the query has {len(prefixes)} prefixes (word*); at most {MAX_PREFIXES}")
     if len(terms) > MAX_TERMS:
         raise QueryError(f"the query has {len(terms)} terms; at most {MAX_TERMS}")
     return Query(text, tuple(terms))

@@ -24,7 +24,7 @@ from eventviewer.models import Conversation, Event
 from eventviewer.scope import Scope
 from eventviewer.trajectory import compare, diagram, files, kinds
 from eventviewer.trajectory.cards import Card
-from eventviewer.trajectory.diff import Diff, unified
+from eventviewer.trajectory.diff import PAGE_SECONDS, Budget, Diff, unified
 from eventviewer.trajectory.events import Light
 from eventviewer.trajectory.ids import normalize_conversation_id
 from eventviewer.trajectory.kinds import card_for
@@ -49,6 +49,9 @@ class Side:
     ref: str  # how the URL names it: the leaf's id, or <conversation-id>:<leaf id>
     tail: list[Light] = field(default_factory=list)
     steps: list[compare.Step] = field(default_factory=list)
+    budget: Budget | None = None  # the page's time for matching the lines of diffs, shared by both sides
+    left_out: int = 0  # events after the first compare.MAX_STEPS steps, not compared
+    read: Callable[[list[Light]], dict[str, dict]] | None = None  # events -> their JSON by id
 
     @property
     def conversation(self) -> Conversation:
@@ -81,7 +84,7 @@ class Side:
     @cached_property
     def files(self) -> list[files.FileHistory]:
         """The files its first EDITS_SHOWN edits after the shared events changed."""
-        return files.by_file(self.conversation.file_changes(self.edits[:EDITS_SHOWN]))
+        return files.by_file(self.conversation.file_changes(self.edits[:EDITS_SHOWN], self.budget), self.budget)
 
     @property
     def more_edits(self) -> int:
@@ -111,6 +114,12 @@ def _side(scope: Scope, name: str, raw: str) -> Side:
         raise BadRequest(f"{name}: name the branch by the id of its last event")
     leaf = get_leaf(side_scope.conversation, leaf_id)
     assert leaf is not None
+    limit = settings.EVENTVIEWER_COMPARE_MAX_EVENTS
+    if (leaf.depth or 0) >= limit:
+        raise BadRequest(
+            f"{name}: the branch has {(leaf.depth or 0) + 1:,} events, over the {limit:,} that Compare reads "
+            "(EVENTVIEWER_COMPARE_MAX_EVENTS): read it on its own page, or compare shorter branches"
+        )
     ref = leaf.event_id if side_scope.conversation == scope.conversation else f"{prefix}:{leaf.event_id}"
     return Side(name, side_scope, leaf, side_scope.conversation.read_path(leaf), ref)
 
@@ -146,16 +155,21 @@ def _same_events(a: Side, b: Side) -> Callable[[Light, Light], bool]:
     return lambda x, y: x.event_id == y.event_id or digests[x.pk] == digests[y.pk]
 
 
-def _fill(side: Side, start: int) -> dict[str, dict]:
-    """The side's continuation from ``start``, its steps described from their JSON."""
+def _fill(side: Side, start: int) -> None:
+    """The side's continuation from ``start``, its first compare.MAX_STEPS steps described
+    from their JSON (read a few hundred events at a time, not kept)."""
     side.tail = list(side.reading.path[start:])
-    side.steps = compare.steps(side.tail, side.reading.pairing.result_for)
-    wanted = [e for step in side.steps for e in step.events]
-    payloads = side.conversation.payloads(e.pk for e in wanted)
-    data = {e.event_id: payloads.get(e.pk, {}) for e in wanted}
-    for step in side.steps:
-        compare.describe(step, data)
-    return data
+    found = compare.steps(side.tail[: compare.MAX_STEP_EVENTS], side.reading.pairing.result_for)
+
+    def read(events: list[Light]) -> dict[str, dict]:
+        payloads = side.conversation.payloads(e.pk for e in events)
+        return {e.event_id: payloads.get(e.pk, {}) for e in events}
+
+    side.steps = compare.described(found, read)
+    side.read = read
+    if side.steps:
+        last = side.steps[-1].events[-1].seq
+        side.left_out = sum(1 for e in side.tail if e.seq > last and e.kind not in kinds.SIDE_KINDS)
 
 
 def _cell(side: Side, step: compare.Step, data: dict[str, dict]) -> Cell:
@@ -164,17 +178,29 @@ def _cell(side: Side, step: compare.Step, data: dict[str, dict]) -> Cell:
     )
 
 
-def _diffs(x: compare.Step, y: compare.Step) -> list[tuple[str, Diff]]:
+def _diffs(x: compare.Step, y: compare.Step, budget: Budget | None) -> list[tuple[str, Diff]]:
     found = []
     if x.key.text != y.key.text:
         what = {"calls": "arguments", "message": "text"}.get(x.key.kind, "content")
-        found.append((what, unified(x.key.text, y.key.text, "a", "b")))
+        found.append((what, unified(x.key.text, y.key.text, "a", "b", budget=budget)))
     if x.output != y.output:
-        found.append(("output", unified(x.output, y.output, "a", "b")))
+        found.append(("output", unified(x.output, y.output, "a", "b", budget=budget)))
     return found
 
 
-def _lines(rows: list[compare.Row], a: Side, b: Side, data_a: dict, data_b: dict) -> list[Line]:
+def _shown(side: Side, steps: list[compare.Step]) -> dict[str, dict]:
+    """The JSON of the steps a page shows, and those steps described whole (for their diffs)."""
+    assert side.read is not None
+    data = side.read([e for step in steps for e in step.events])
+    for step in steps:
+        compare.describe(step, data)
+    return data
+
+
+def _lines(rows: list[compare.Row], a: Side, b: Side) -> list[Line]:
+    cells = [p for row in rows if row.kind != compare.SAME for p in row.pairs]
+    data_a = _shown(a, [a.steps[p.a] for p in cells if p.a is not None])
+    data_b = _shown(b, [b.steps[p.b] for p in cells if p.b is not None])
     lines = []
     for row in rows:
         if row.kind == compare.SAME:
@@ -188,7 +214,7 @@ def _lines(rows: list[compare.Row], a: Side, b: Side, data_a: dict, data_b: dict
         if pair.b is not None:
             line.b = _cell(b, b.steps[pair.b], data_b)
         if line.a and line.b:
-            line.diffs = _diffs(line.a.step, line.b.step)
+            line.diffs = _diffs(line.a.step, line.b.step, a.budget)
         lines.append(line)
     return lines
 
@@ -228,8 +254,10 @@ def compare_page(request: HttpRequest, scope: Scope) -> HttpResponse:
     if a is None or not params["b"]:
         return _picker(request, scope, a)
     b = _side(scope, "b", params["b"])
+    a.budget = b.budget = Budget(PAGE_SECONDS)
     shared = compare.common_prefix(a.reading.path, b.reading.path, _same_events(a, b))
-    data_a, data_b = _fill(a, shared), _fill(b, shared)
+    _fill(a, shared)
+    _fill(b, shared)
     rows = compare.rows(compare.align([s.key for s in a.steps], [s.key for s in b.steps]), a.steps, b.steps)
     pages = max(1, -(-len(rows) // ROWS_PER_PAGE))
     page = params["page"] or 1
@@ -244,7 +272,8 @@ def compare_page(request: HttpRequest, scope: Scope) -> HttpResponse:
         "sides": (a, b),
         "shared": shared,
         "fork": a.reading.path[shared - 1] if shared else None,
-        "lines": _lines(shown, a, b, data_a, data_b),
+        "lines": _lines(shown, a, b),
+        "max_steps": compare.MAX_STEPS,
         "counts": {
             kind: sum(1 for r in rows if r.kind == kind) for kind in (compare.CHANGED, compare.ONLY_A, compare.ONLY_B)
         },

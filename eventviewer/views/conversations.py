@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from datetime import datetime, time, timedelta
 
 from django.conf import settings
@@ -256,12 +257,15 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
         Prefetch("subagents", queryset=Conversation.objects.only("conversation_id", "title", "parent_id"))
     )
     conversations = conversations.select_related("instance__run").order_by(*form.ordering()).defer("skeleton")
-    page = Paginator(conversations, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(params["page"] or 1)
-    if q := params["q"].strip():
-        # A row found by the words of an event shows that event's snippet, linked to it.
-        query = search.parsed(q)
-        for c in page.object_list:
-            c.hit = best_hit(Scope(c), query)
+    q = params["q"].strip()
+    with search.budget() if q else nullcontext():
+        page = Paginator(conversations, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(params["page"] or 1)
+        page.object_list = list(page.object_list)  # searched now, within the budget
+        if q:
+            # A row found by the words of an event shows that event's snippet, linked to it.
+            query = search.parsed(q)
+            for c in page.object_list:
+                c.hit = best_hit(Scope(c), query)
     sort, direction = form.sorted_by()
     columns = sortable(
         LIST_COLUMNS, sort, direction, ascending=form.ASCENDING, text=("title", "status", "started", "imported")

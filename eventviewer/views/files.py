@@ -14,16 +14,17 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from eventviewer.forms import FilesForm
-from eventviewer.lookups import get_conversation, get_leaf, valid
+from eventviewer.forms import FileDiffForm, FilesForm
+from eventviewer.lookups import get_conversation, get_event, get_leaf, valid
 from eventviewer.models import Conversation
 from eventviewer.scope import Scope
-from eventviewer.trajectory import files
+from eventviewer.trajectory import diff, files
 from eventviewer.trajectory.events import Light
 from eventviewer.views.share import shared_view
 
 EDITS_PER_PAGE = 100  # edits whose changes one page shows
 LABELLED = 300  # commands, and events that ran elsewhere, listed with what they ran
+UNFOLDED_EDITS = 10  # a branch of at most this many edits shows its files' diffs unfolded
 
 
 class Listed(NamedTuple):
@@ -70,9 +71,11 @@ def files_page(request: HttpRequest, scope: Scope) -> HttpResponse:
             raise Http404(f"There is no page {page}: this branch's edits fill {pages}.")
         shown = edits[(page - 1) * EDITS_PER_PAGE : page * EDITS_PER_PAGE]
         commands = [e for e in path if e.effect == files.COMMAND]
+        budget = diff.Budget(diff.PAGE_SECONDS)
         drift = conversation.workspace_drift(path)
         context.update(
-            histories=files.by_file(conversation.file_changes(shown)),
+            histories=files.by_file(conversation.file_changes(shown, budget), budget),
+            open_files=len(edits) <= UNFOLDED_EDITS,
             edits=len(edits),
             page=page,
             pages=pages,
@@ -86,6 +89,34 @@ def files_page(request: HttpRequest, scope: Scope) -> HttpResponse:
             notes=fork_notes(conversation, path, drift),
         )
     return render(request, "conversations/files.html", context)
+
+
+def diff_download(scope: Scope, params: dict) -> HttpResponse:
+    """One change's whole diff (the page shows at most diff.MAX_LINES lines of it): its
+    size is the event's, its line matching bounded by diff.DOWNLOAD_SECONDS."""
+    conversation = scope.conversation
+    event = get_event(conversation, params["event"])
+    data = conversation.payloads([event.pk]).get(event.pk, {})
+    found = [c for c in files.changes(event.event_id, data, whole=True) if c.path == params["file"] and c.diff.lines]
+    if not found:
+        raise Http404(f"Event {event.event_id!r} records no diff of {params['file']!r}.")
+    response = HttpResponse(
+        "".join(line.text + "\n" for line in found[0].diff.lines), content_type="text/x-diff; charset=utf-8"
+    )
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in f"{event.event_id}-{params['file']}")
+    response["Content-Disposition"] = f'attachment; filename="{name[-100:].strip(".") or "change"}.diff"'
+    return response
+
+
+@require_GET
+def branch_diff(request: HttpRequest, conversation_id: str) -> HttpResponse:
+    return diff_download(Scope(get_conversation(conversation_id)), valid(FileDiffForm, request.GET))
+
+
+@require_GET
+@shared_view
+def shared_diff(request: HttpRequest, scope: Scope) -> HttpResponse:
+    return diff_download(scope, valid(FileDiffForm, request.GET))
 
 
 @require_GET

@@ -55,7 +55,8 @@ class Results:
 def run_search(scope: Scope, params: dict) -> Results:
     conversation = scope.conversation
     query = search.parsed(params["q"])
-    pks = search.hits(conversation.pk, query, params["kind"], params["tool"], params["problems"])
+    with search.budget():
+        pks = search.hits(conversation.pk, query, params["kind"], params["tool"], params["problems"])
     if params["branch"] == "this":
         leaf = get_leaf(conversation, params["leaf"])
         on_branch = {e.pk for e in Event.objects.path_to(leaf)} if leaf else set()

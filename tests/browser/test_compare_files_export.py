@@ -51,8 +51,11 @@ def test_the_files_tab_shows_each_change_and_what_ran_elsewhere(page, branching)
     third = next(leaf for leaf in leaves(branching) if leaf.startswith("54478077"))
     page.goto(f"/c/{branching.conversation_id}/files/?leaf={third}")
     file = page.locator(".file", has_text="/workspace/count.sh")
-    file.locator("summary").click()
+    # A short branch shows its diffs unfolded.
     expect(file.locator(".diff-add", has_text="+wc -w data.txt")).to_be_visible()
+    file.locator("summary").click()
+    expect(file.locator(".diff-add", has_text="+wc -w data.txt")).to_be_hidden()
+    file.locator("summary").click()
     file.locator(".file-change-head a").click()
     expect(page.locator("#workspace")).to_have_attribute("data-leaf", third)
 
@@ -73,3 +76,84 @@ def test_the_export_menu_downloads_the_branch_and_the_conversation(page, branchi
     archive.value.save_as(tmp_path / "conversation.zip")
     names = zipfile.ZipFile(tmp_path / "conversation.zip").namelist()
     assert f"{branching.conversation_id}/base_state.json" in names and len(names) == branching.event_count + 1
+
+
+@pytest.fixture
+def big_edit(transactional_db, live_server, settings, tmp_path):
+    """One file_editor edit of a 10,000-line file of repeated lines, in scattered places:
+    too costly to match within a page's time."""
+    import json
+    import random
+
+    from eventviewer.imports.importer import import_paths
+
+    settings.EVENTVIEWER_REQUIRE_LOGIN = False
+    rng = random.Random(22)
+    old = [f"value = {rng.randrange(150)}\n" for _ in range(10_000)]
+    new = [f"changed {n}\n" if n % 500 == 0 else line for n, line in enumerate(old)]
+    call = {"id": "call", "name": "file_editor", "arguments": "{}"}
+    events = [
+        {
+            "id": "m1",
+            "kind": "MessageEvent",
+            "source": "user",
+            "timestamp": "2026-01-01T00:00:00",
+            "llm_message": {"role": "user", "content": [{"type": "text", "text": "edit"}]},
+        },
+        {
+            "id": "a1",
+            "kind": "ActionEvent",
+            "source": "agent",
+            "timestamp": "2026-01-01T00:00:01",
+            "parent_id": "m1",
+            "thought": [],
+            "tool_name": "file_editor",
+            "tool_call_id": "c1",
+            "llm_response_id": "r1",
+            "tool_call": call,
+            "action": {"kind": "FileEditorAction", "command": "str_replace", "path": "/w/big.py"},
+        },
+        {
+            "id": "o1",
+            "kind": "ObservationEvent",
+            "source": "environment",
+            "timestamp": "2026-01-01T00:00:02",
+            "parent_id": "a1",
+            "action_id": "a1",
+            "tool_call_id": "c1",
+            "tool_name": "file_editor",
+            "observation": {
+                "kind": "FileEditorObservation",
+                "command": "str_replace",
+                "path": "/w/big.py",
+                "prev_exist": True,
+                "old_content": "".join(old),
+                "new_content": "".join(new),
+                "is_error": False,
+                "content": [{"type": "text", "text": "done"}],
+            },
+        },
+    ]
+    path = tmp_path / "big.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    return import_paths([(path, str(path))])[0].conversation
+
+
+@pytest.mark.parametrize("width", [1400, 360])
+def test_a_cut_diff_says_so_and_downloads_whole(new_context, big_edit, width, tmp_path):
+    page = new_context(viewport={"width": width, "height": 800}).new_page()
+    page.goto(big_edit.get_absolute_url())
+    page.locator(".branch-extras").get_by_role("link", name="Files").click()
+    file = page.locator(".file", has_text="/w/big.py")
+    note = file.locator(".diff-cut")
+    expect(note).to_contain_text("Its lines were not matched in time: what differs shows as replaced whole.")
+    expect(note).to_contain_text("more lines of this diff not shown")
+    link = note.get_by_role("link", name="Download the whole diff")
+    box = link.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width
+    with page.expect_download() as got:
+        link.click()
+    assert got.value.suggested_filename == "o1-_w_big.py.diff"
+    got.value.save_as(tmp_path / "whole.diff")
+    body = (tmp_path / "whole.diff").read_text()
+    assert body.startswith("--- a/w/big.py\n+++ b/w/big.py\n") and body.count("\n+changed ") == 20

@@ -150,3 +150,29 @@ def test_rows_fold_runs_of_steps_alike():
     pairs = [Pair(0, 0), Pair(1, 1), Pair(2, 2), Pair(None, 3), Pair(3, None)]
     rows = compare.rows(pairs, steps, other_steps)
     assert [(r.kind, len(r.pairs)) for r in rows] == [("same", 2), ("changed", 1), ("only_b", 1), ("only_a", 1)]
+
+
+def test_only_the_first_steps_are_described_reading_a_bounded_number_of_events_at_a_time(monkeypatch):
+    monkeypatch.setattr(compare, "MAX_STEPS", 30)
+    found = [compare.Step([act(f"a{i}", f"c{i}"), obs(f"o{i}", f"a{i}", f"c{i}")]) for i in range(100)]
+    reads: list[int] = []
+
+    def read(events):
+        reads.append(len(events))
+        return {
+            e.event_id: action_data(f"cmd {e.event_id}", "") if e.event_id[0] == "a" else result_data("ok")
+            for e in events
+        }
+
+    kept = compare.described(found, read, per=10)
+    assert len(kept) == 30 and all(step.fingerprint is not None for step in kept)
+    assert sum(reads) == 60 and max(reads) <= 10  # no step of the 70 left out was read
+
+
+def test_a_long_text_is_cut_in_the_key_but_the_fingerprint_holds_all_of_it():
+    long = "x" * compare.MAX_TEXT
+    one, two = described("ls", "", long + "1"), described("ls", "", long + "2")
+    for step in (one, two):
+        compare.describe(step, {"a": action_data("ls", ""), "o": result_data(step.output)}, compare.MAX_TEXT)
+    assert one.output == two.output == long  # what the page keeps of each
+    assert one.fingerprint != two.fingerprint  # they did not do the same

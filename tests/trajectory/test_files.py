@@ -194,6 +194,36 @@ def test_changes_are_grouped_by_file_with_how_the_branch_left_it():
     assert histories[1].changes[-1].note == "moved to /w/c.py"
 
 
+def test_a_file_changed_more_than_once_by_file_editor_has_its_net_diff():
+    found = [
+        *files.changes("e1", editor("create", "/w/a.py", None, "one\n")),
+        *files.changes("e2", editor("str_replace", "/w/a.py", "one\n", "two\n")),
+        *files.changes("e3", editor("str_replace", "/w/a.py", "two\n", "three\n")),
+        *files.changes("e4", editor("str_replace", "/w/b.py", "1\n", "2\n")),
+        *files.changes("e5", editor("str_replace", "/w/c.py", "x\n", "y\n")),
+        *files.changes("e6", editor("str_replace", "/w/c.py", "y\n", "x\n")),
+    ]
+    a, b, c = files.by_file(found)
+    assert a.net is not None and [line.text for line in a.net.lines] == [
+        "--- /dev/null",
+        "+++ b/w/a.py",
+        "@@ -0,0 +1 @@",
+        "+three",
+    ]
+    assert b.net is None  # changed once: its one diff is the net
+    assert c.net is not None and c.net.lines == []  # changed back
+    assert all(change.texts is None for h in (a, b, c) for change in h.changes)  # not kept past grouping
+
+
+def test_a_file_last_written_by_a_command_has_no_net_diff():
+    found = [
+        *files.changes("e1", editor("str_replace", "/workspace/a.sh", "1\n", "2\n")),
+        *files.changes("e2", terminal("echo x > a.sh")),
+    ]
+    (history,) = files.by_file(found)
+    assert history.net is None
+
+
 class P(NamedTuple):
     event_id: str
     pk: int
