@@ -31,6 +31,8 @@ run: install system-run $(VENV)/secret-key
 	$(RUN_ENV) $(BIN)/python manage.py import_conversation demo $(DEMO_RUNS) --base-url http://127.0.0.1:$(PORT)
 	@echo ""
 	@echo "  eventviewer is running at http://127.0.0.1:$(PORT)/   (Ctrl-C to stop)"
+	@echo "  Reading needs no account; to share links or change HEAD, create the first one (in this folder):"
+	@echo "      $(BIN)/python manage.py createsuperuser"
 	@echo ""
 	$(RUN_ENV) $(BIN)/python manage.py worker & worker=$$!; trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	$(RUN_ENV) $(BIN)/python manage.py runserver --noreload 127.0.0.1:$(PORT)

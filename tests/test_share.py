@@ -116,7 +116,7 @@ def test_a_reviewer_sees_the_shared_branch_and_event(reviewer, branching, other_
     html = reviewer.get(share.get_absolute_url()).content.decode()
     assert f'id="event-{other_leaf}"' in html
     assert "check the retry" in html and "Shared read-only view" in html
-    assert "Make this the default branch" not in html and "Create share link" not in html
+    assert "Make this the default branch" not in html and "Share this conversation" not in html
     assert "/import/" not in html and "/admin/" not in html and 'href="/"' not in html
     assert f"/s/{share.token}/?leaf=" in html  # branch links stay inside the share
 
@@ -287,3 +287,17 @@ def test_the_senders_note_is_in_the_bar_that_stays_on_screen(reviewer, branching
     bar = html[html.index('<div class="branch-bar">') :]
     assert bar.index('class="share-note"') < bar.index('class="branch-line"')
     assert "check the &lt;b&gt;retry&lt;/b&gt;" in bar
+
+
+def test_the_share_form_says_it_shares_the_whole_conversation_opened_at_the_branch(user_client, branching):
+    leaf = [n["id"] for n in branching.skeleton["nodes"] if n["leaf"]][0]
+    page = user_client.get(branching.get_absolute_url(), {"leaf": leaf}).content.decode()
+    form = text_of(page, "share")
+    assert "Create share link for this branch" not in form
+    assert "The reviewer can read the whole conversation: every branch" in form
+    opens_at = form[form.index("The link opens at this branch") :]
+    assert branching.branch_name(leaf) in opens_at[: opens_at.index("on the event you focus")]
+    assert "Share this conversation, opened at this branch" in form
+    share_for(branching, leaf_event_id=leaf)
+    listed = text_of(user_client.get(branching.get_absolute_url()).content.decode(), "share")
+    assert f"opens at {branching.branch_name(leaf)}" in listed

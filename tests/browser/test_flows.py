@@ -182,7 +182,7 @@ def create_share_link(page, note: str = "") -> str:
     form = page.locator("#share form")
     if note:
         form.get_by_label("Note").fill(note)
-    form.get_by_role("button", name="Create share link for this branch").click()
+    form.get_by_role("button", name="Share this conversation, opened at this branch").click()
     new = page.locator("#share .share-links li:target")  # the page opens at the new link
     expect(new).to_be_in_viewport()
     href = new.locator("a[href^='/s/']").get_attribute("href")

@@ -386,7 +386,7 @@ def test_a_sender_shares_one_event_and_a_reviewer_reads_it_and_then_it_is_revoke
     expect(form.locator("[data-focus-input]")).to_have_value(target)
     expect(form.get_by_label("Expires")).to_have_value("7d")
     form.get_by_label("Note").fill("Look at this call")
-    form.get_by_role("button", name="Create share link for this branch").click()
+    form.get_by_role("button", name="Share this conversation, opened at this branch").click()
 
     new = page.locator(".share-links li:target")
     expect(new).to_be_in_viewport()
