@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import hostile_costs
 from common import BENCH, PROJECT, django_environment
 
 TARGET_MB = 500
@@ -207,6 +208,7 @@ def run(report: Any, database_url: str, measure: Callable[[str], dict[str, Any]]
     """Each hostile input (those whose label holds one of ``only``'s comma-separated texts, when given)."""
     with tempfile.TemporaryDirectory(prefix="eventviewer-hostile-") as tmp:
         root = Path(tmp)
+        IMPORTED.extend(hostile_costs.run(report, database_url, root, only))
         made: dict[Callable, Path] = {}
         for label, make, extra in INPUTS:
             if only and not any(text in label for text in only.split(",")):
