@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import hostile_costs
 from common import BENCH, PROJECT, django_environment
 
 TARGET_MB = 500
@@ -211,6 +212,7 @@ def run(report: Any, database_url: str, measure: Callable[[str], dict[str, Any]]
             import costs
 
             costs.run(report, database_url, measure, root, IMPORTED)
+        IMPORTED.extend(hostile_costs.run(report, database_url, root, only))
         made: dict[Callable, Path] = {}
         for label, make, extra in INPUTS:
             if only and not any(text in label for text in only.split(",")):

@@ -269,7 +269,8 @@ class Conversation(models.Model):
         self.event_count = self.events.count() if event_count is None else event_count
         self.leaf_count = sum(1 for node in skeleton["nodes"] if node["leaf"])
         if head_branch is None and self.head_id:
-            reading = self.read_path(self.head)
+            # Not kept (read_path): updated_at changes below, so no later request would find it.
+            reading = self._read_path(self.head)
             head_branch = HeadBranch(head, len(reading.path), reading.pairing)
         self.head_path_length = head_branch.length if head_branch else 0
         self.pending_count = len(head_branch.pairing.pending) if head_branch else 0

@@ -140,13 +140,13 @@ class FolderWatch:
             return
         stats = self.stored_files.setdefault(source.where, {})
         for name in names:
-            if (stat := _stamp(Path(name))) is not None:
+            if (stat := _stamp(name)) is not None:
                 stats[name] = stat
 
     def _check_stored(self, stats: dict[str, tuple[int, int]]) -> None:
         """Say once that a stored event file changed: its stored copy stays as it was."""
         for name, (mtime, size) in stats.items():
-            now = _stamp(Path(name))
+            now = _stamp(name)
             if now == (mtime, size):
                 continue
             if now is None:
@@ -174,9 +174,9 @@ class FolderWatch:
             self.say(f"still not importable after {GRACE} s (retrying while watching): {message}")
 
 
-def _stamp(path: Path) -> tuple[int, int] | None:
+def _stamp(path: Path | str) -> tuple[int, int] | None:
     try:
-        stat = path.stat()
+        stat = os.stat(path)
     except OSError:
         return None
     return stat.st_mtime_ns, stat.st_size
