@@ -35,7 +35,7 @@ def died_mid_upload(age: timedelta) -> Upload:
 def test_an_upload_whose_request_died_is_marked_failed_and_its_files_removed(client, user):
     client.force_login(user)
     dead = died_mid_upload(timedelta(seconds=tasks.HANDOFF_SECONDS + 60))
-    assert "Waiting for a worker" in client.get(dead.get_absolute_url()).content.decode()
+    assert "Waiting for the import to start" in client.get(dead.get_absolute_url()).content.decode()
     assert tasks.reap_stopped_imports() == 1  # what every worker runs at start and every 15 s
     dead.refresh_from_db()
     assert dead.finished_at is not None and dead.problems == [tasks.INTERRUPTED]
