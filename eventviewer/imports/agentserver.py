@@ -29,7 +29,7 @@ from django.utils import timezone
 
 from eventviewer.imports.importer import Imported, import_sources, stored_state
 from eventviewer.imports.jsontext import READ_CHUNK
-from eventviewer.imports.sources import ConversationSource, RawEvent
+from eventviewer.imports.sources import ConversationSource, RawEvent, described_by
 from eventviewer.models import Conversation
 from eventviewer.trajectory.ids import normalize_conversation_id
 
@@ -349,27 +349,9 @@ def store(server: AgentServer, info: dict, events: Events, live: bool = False) -
         source.set_state(info, orjson.dumps(info))
         (imported,) = import_sources([source])
         live_until = timezone.now() + LIVE_FOR if live else imported.conversation.live_until
-        Conversation.objects.filter(pk=imported.conversation.pk).update(**_described_by(info), live_until=live_until)
+        Conversation.objects.filter(pk=imported.conversation.pk).update(**described_by(info), live_until=live_until)
         imported.conversation.refresh_from_db()
         return imported
-
-
-def _described_by(info: dict) -> dict[str, str]:
-    """The Conversation fields the server's description sets: the title given on the
-    server (else the importer's, the first user message) and where it comes from."""
-
-    def conversation_id(key: str) -> str:
-        return normalize_conversation_id(str(info.get(key) or "")) or ""
-
-    fields = {
-        "forked_from_conversation_id": conversation_id("forked_from_conversation_id"),
-        "forked_from_event_id": str(info.get("forked_from_event_id") or "")[:255],
-        "parent_conversation_id": conversation_id("parent_conversation_id"),
-    }
-    title = info.get("title")
-    if isinstance(title, str) and title.strip():
-        fields["title"] = title.replace("\x00", "").strip()[:300]
-    return fields
 
 
 def _known(conversation: Conversation | None, ids: list[str]) -> tuple[dict[str, int], int]:

@@ -51,7 +51,8 @@ POLL_EVERY = 2  # seconds, when the WebSocket cannot be used
 LIST_EVERY = 2  # seconds between looks for new conversations while following a whole server
 NOT_STORED = {"StreamingDeltaEvent"}  # pushed over the WebSocket, never written to the log
 FULL_STATE = "full_state"  # a state update the server pushes (not persisted) with its whole state
-STATE_KEYS = ("execution_status", "leaf_event_id", "stats")  # what of a state update is followed
+STATE_KEYS = ("execution_status", "leaf_event_id")  # what of a state update is taken as it is
+STATS = "stats"  # a state update's key when the figures change: the REST API has them whole
 CLOSED_UNAUTHORIZED, CLOSED_NOT_FOUND = 4001, 4004  # the server's WebSocket close codes
 CLOSED_TOO_BIG = 1009  # ours, when a frame is over max_size
 
@@ -190,6 +191,7 @@ class Follower:
         self.info: dict = {}
         self.since = ""  # the timestamp of the last event stored
         self.polling = False
+        self.stats_changed = False
 
     async def work(self, function: Callable[..., T], *args: Any) -> T:
         return await self.follow.workers.run(function, *args)
@@ -347,6 +349,7 @@ class Follower:
             for key in STATE_KEYS:
                 if value.get(key):
                     self.info[key] = value[key]
+            self.stats_changed = self.stats_changed or value.get(STATS) != self.info.get(STATS)
 
     def _store_frames(self, frames: Frames) -> None:
         """Store frames as they came. The server moves HEAD to every event it appends but
@@ -359,6 +362,12 @@ class Follower:
                 self.info["leaf_event_id"] = data.get("id")
             elif data.get("key") in STATE_KEYS:
                 self.info[data["key"]] = data.get("value")
+            elif data.get("key") == STATS:
+                self.stats_changed = True
+        if self.stats_changed:
+            # The pushed figures lack each response's (token_usages): ask for all of them.
+            self.info[STATS] = self.server.conversation(self.conversation_id).get(STATS)
+            self.stats_changed = False
         try:
             self._store(frames)
         except ImportFailed:
