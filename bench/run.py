@@ -382,6 +382,7 @@ def write_and_print(report: Report, path: Path, machine: dict[str, Any]) -> int:
 
 def run_hostile(args: argparse.Namespace) -> int:
     import hostile
+    import sync_hostile
 
     workdir = Path(tempfile.mkdtemp(prefix="eventviewer-bench-"))
     database_url = args.database_url or f"sqlite:///{workdir}/bench.sqlite3"
@@ -399,6 +400,7 @@ def run_hostile(args: argparse.Namespace) -> int:
             return {"url": url, "status": status, "error": error, "cold_ms": seconds * 1000, "bytes": size}
 
         hostile.run(report, database_url, measure, args.only)
+        sync_hostile.run(report, database_url, args.only)
         machine = {**machine_info(), "database": database_version()}
     finally:
         if args.database_url:

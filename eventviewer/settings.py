@@ -226,6 +226,11 @@ EVENTVIEWER_MAX_BASE_STATE_BYTES = envint("EVENTVIEWER_MAX_BASE_STATE_BYTES", st
 EVENTVIEWER_MAX_EVENT_BYTES = envint("EVENTVIEWER_MAX_EVENT_BYTES", str(16 * 1024 * 1024))
 # Events in one conversation: an import holds a few small values per event.
 EVENTVIEWER_MAX_EVENTS = envint("EVENTVIEWER_MAX_EVENTS", "500000")
+# `sync` against an agent-server: seconds to connect and between two bytes of an answer,
+# seconds for a whole answer, and bytes in one answer (a larger page is asked again smaller).
+EVENTVIEWER_SYNC_TIMEOUT = envint("EVENTVIEWER_SYNC_TIMEOUT", "30")
+EVENTVIEWER_SYNC_ANSWER_SECONDS = envint("EVENTVIEWER_SYNC_ANSWER_SECONDS", "300")
+EVENTVIEWER_SYNC_MAX_ANSWER_BYTES = envint("EVENTVIEWER_SYNC_MAX_ANSWER_BYTES", str(64 * 1024 * 1024))
 EVENTVIEWER_MAX_UPLOAD_BYTES = envint("EVENTVIEWER_MAX_UPLOAD_BYTES", str(512 * 1024 * 1024))
 EVENTVIEWER_MAX_ZIP_MEMBERS = envint("EVENTVIEWER_MAX_ZIP_MEMBERS", "250000")
 EVENTVIEWER_MAX_ZIP_BYTES = envint("EVENTVIEWER_MAX_ZIP_BYTES", str(4 * 1024 * 1024 * 1024))

@@ -330,6 +330,8 @@ def _import(source: ConversationSource, progress: Progress) -> Imported:
         conversation.head_id = writer.pk_of[head] if head is not None else None
     conversation.execution_status = _status(state, writer.last_status, conversation.execution_status)
     conversation.title = source.title or conversation.title or writer.title
+    for name, value in source.described.items():  # meta.json's title and lineage
+        setattr(conversation, name, value)
     added = writer.added
     head_branch = None
     if created and head is not None and conversation.head_id == writer.pk_of[head]:

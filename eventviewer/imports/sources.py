@@ -141,6 +141,7 @@ class ConversationSource:
     where_of: Callable[[int], str] | None = None  # where the event at a position comes from, when worked out
     row: Any = None  # an evaluation row's instance (formats.Row), when it is one
     title: str = ""  # the title the layout itself gives the conversation (a V0 session's metadata.json)
+    described: dict[str, str] = field(default_factory=dict)  # Conversation fields it names (described_by)
     _events: Any = None  # () -> Iterator[RawEvent]
     _parsed: Any = None  # () -> Iterator[Parsed], when a worker process reads the events
     _state: Any = None  # () -> State, when there is a base_state.json
@@ -409,11 +410,14 @@ def _sources_in(files: Files, label: str, run: str | None = None) -> list[Conver
     folders: dict[str, list[str]] = {}
     loose: dict[str, list[str]] = {}  # folders holding SDK event files themselves, with no events/ below
     with_state: set[str] = set()
+    with_meta: set[str] = set()  # an agent-server's conversation folders: its title and lineage
     for name in names:
         folder, _, base = name.rpartition("/")
         if base == "base_state.json":
             with_state.add(folder)
             folders.setdefault(folder, [])
+        elif base == "meta.json":
+            with_meta.add(folder)
         elif folder == "events" or folder.endswith("/events"):
             folders.setdefault(folder[:-7], []).append(name)
         elif _event_file_name(base) is not None:
@@ -426,7 +430,7 @@ def _sources_in(files: Files, label: str, run: str | None = None) -> list[Conver
         return [
             formats.v0_session_source(files, folder, event_names, label)
             if folder not in with_state and formats.is_v0_session(event_names)
-            else _folder_source(files, folder, event_names, label, folder in with_state)
+            else _folder_source(files, folder, event_names, label, folder in with_state, folder in with_meta)
             for folder, event_names in sorted(folders.items())
         ] + found
     event_files = _event_files([n for n in names if n.endswith((".json", ".jsonl"))], files)
@@ -487,7 +491,7 @@ def _found(names: list[str]) -> str:
 
 
 def _folder_source(
-    files: Files, folder: str, event_names: list[str], label: str, has_state: bool
+    files: Files, folder: str, event_names: list[str], label: str, has_state: bool, has_meta: bool = False
 ) -> ConversationSource:
     prefix = f"{folder}/" if folder else ""
     where = f"{label}/{folder}" if folder else label
@@ -500,6 +504,13 @@ def _folder_source(
         source._state = lambda: _read_state(files, prefix + "base_state.json", f"{where}/base_state.json")
         state = source.state()
         source.problems.extend(state.problems)
+    if has_meta:
+        cap = settings.EVENTVIEWER_MAX_BASE_STATE_BYTES
+        meta, _, error = _read_json(files, prefix + "meta.json", cap, "EVENTVIEWER_MAX_BASE_STATE_BYTES")
+        if error or not isinstance(meta, dict):
+            source.problems.append(f"{where}/meta.json: {error or 'expected a JSON object'}")
+        else:
+            source.described = described_by(meta)
 
     folder_name = PurePosixPath(folder).name if folder else files.name
     source.conversation_id = normalize_conversation_id(folder_name) or ""
@@ -848,3 +859,22 @@ def _check_base_state(data: dict[str, Any]) -> list[str]:
     if status is not None and not isinstance(status, str):
         problems.append('"execution_status" must be a string')
     return problems
+
+
+def described_by(info: dict[str, Any]) -> dict[str, str]:
+    """The Conversation fields an agent-server's description of a conversation sets (its
+    ConversationInfo, or the meta.json it keeps beside base_state.json): the title given
+    on the server (else the importer's, the first user message) and where it comes from."""
+
+    def conversation_id(key: str) -> str:
+        return normalize_conversation_id(str(info.get(key) or "")) or ""
+
+    fields = {
+        "forked_from_conversation_id": conversation_id("forked_from_conversation_id"),
+        "forked_from_event_id": str(info.get("forked_from_event_id") or "").replace("\x00", "")[:255],
+        "parent_conversation_id": conversation_id("parent_conversation_id"),
+    }
+    title = info.get("title")
+    if isinstance(title, str) and title.strip():
+        fields["title"] = title.replace("\x00", "").strip()[:300]
+    return fields

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from django.core.management import call_command
-from django.db import OperationalError
+from django.db import OperationalError, connections
 
 from eventviewer.models import Conversation
 
@@ -72,6 +72,8 @@ class Following:
             call_command("sync", *arguments, stdout=self.output, stderr=self.output, stop=self.stop)
         except BaseException as e:  # the test reads it
             self.error = e
+        finally:
+            connections.close_all()  # this thread's: a test database with a session open cannot be dropped
 
     def says(self, text: str, timeout: float = 60) -> bool:
         deadline = time.monotonic() + timeout

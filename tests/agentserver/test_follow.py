@@ -3,13 +3,17 @@ through restarts and deletes, never losing what is stored."""
 
 from __future__ import annotations
 
+import io
 import time
 
 import pytest
-from django.core.management import CommandError
+from django.core.management import CommandError, call_command
+
+from eventviewer.imports.agentserver import AgentServer, store
+from eventviewer.trajectory import usage
 
 from .conftest import stored, stored_ids
-from .server import RestOnlyProxy, ScriptedLLM, finish, terminal, waiting
+from .server import KEY, RestOnlyProxy, ScriptedLLM, finish, terminal, waiting
 
 pytestmark = pytest.mark.agentserver
 
@@ -129,3 +133,77 @@ def test_follow_polls_when_the_websocket_is_refused(agent_server, follow, llm):
         assert waiting(lambda: stored(conversation_id).execution_status == "finished", timeout=30)
     finally:
         proxy.close()
+
+
+def test_follow_keeps_tokens_and_cost_current_and_a_later_sync_too(agent_server, follow):
+    llm = ScriptedLLM([terminal("echo hello"), terminal("echo again"), finish("Done.")])
+    try:
+        conversation_id = agent_server.create(llm)  # idle: followed before it runs
+        following = follow("--conversation", conversation_id)
+        assert following.says(f"{conversation_id}: following live")
+        assert stored(conversation_id).prompt_tokens is None  # no LLM call yet
+
+        agent_server.send(conversation_id, "Say hello twice.")
+        info = agent_server.wait_for(conversation_id)
+        server = usage.totals(info)
+        assert server.prompt_tokens == 30 and server.completion_tokens == 15  # 3 calls of 10 + 5
+
+        def current() -> bool:
+            conversation = stored(conversation_id)
+            return (conversation.prompt_tokens, conversation.completion_tokens) == (30, 15)
+
+        assert waiting(current, timeout=30), following.output.text()
+        assert stored(conversation_id).usages.count() == len(usage.responses(info))  # each response's figures
+        following.finish()
+        assert following.output.text().count("its state changed") <= 3  # not at every heartbeat
+
+        out = io.StringIO()
+        call_command(
+            "sync", "--server", agent_server.url, "--api-key", KEY, "--conversation", conversation_id, stdout=out
+        )
+        assert f"unchanged {conversation_id}: nothing new" in out.getvalue()  # the figures were current already
+        assert current()
+    finally:
+        llm.close()
+
+
+@pytest.mark.django_db
+def test_a_later_sync_updates_figures_that_changed_without_new_events(agent_server, llm):
+    conversation_id = agent_server.create(llm, "Say hello.")
+    info = agent_server.wait_for(conversation_id)
+    stale = {**info, "stats": None}  # as a follower stored it before the run's figures came
+    server = AgentServer(agent_server.url, KEY)
+    store(server, stale, server.events(conversation_id))
+    assert stored(conversation_id).prompt_tokens is None
+
+    out = io.StringIO()
+    call_command("sync", "--server", agent_server.url, "--api-key", KEY, "--conversation", conversation_id, stdout=out)
+
+    assert f"synced {conversation_id}: its state changed" in out.getvalue()
+    assert stored(conversation_id).prompt_tokens == usage.totals(info).prompt_tokens == 20
+    assert stored(conversation_id).usages.count() == len(usage.responses(info))
+
+
+def test_follow_waits_out_a_refused_key_and_resumes_when_it_is_accepted_again(agent_server, follow, llm):
+    conversation_id = agent_server.create(llm, "Say hello.")
+    agent_server.wait_for(conversation_id)
+    following = follow("--conversation", conversation_id)
+    assert following.says(f"{conversation_id}: following live")
+    before = stored_ids(conversation_id)
+
+    agent_server.key = "sk-changed"
+    try:
+        agent_server.restart()
+        assert following.says("refused the API key (401 Unauthorized): check --api-key; trying again", timeout=60)
+        assert following.thread.is_alive()  # not stopped, and not following less without a word
+        assert stored_ids(conversation_id) == before
+    finally:
+        agent_server.key = KEY
+        agent_server.restart()
+    assert following.says(f"{conversation_id}: the agent-server accepts the API key again", timeout=60)
+    assert following.says(f"{conversation_id}: following live", timeout=30)
+    agent_server.send(conversation_id, "Once more.")
+    info = agent_server.wait_for(conversation_id)
+    events = agent_server.events(conversation_id)
+    assert waiting(lambda: stored_ids(conversation_id) == [e["id"] for e in events], timeout=30)
+    assert waiting(lambda: stored(conversation_id).head.event_id == info["leaf_event_id"], timeout=30)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import shutil
+import uuid
 
 import orjson
 import pytest
@@ -162,3 +164,30 @@ def test_a_synced_conversations_base_state_is_what_the_sdk_wrote_for_it(agent_se
 
     archive = zipfile.ZipFile(io.BytesIO(b"".join(client.get(f"{url}export.zip").streaming_content)))
     assert orjson.loads(archive.read(f"{conversation_id}/base_state.json")) == served
+
+
+def test_an_imported_server_folder_keeps_its_title_fork_and_parent(agent_server, llm, tmp_path, client, open_site):
+    origin = agent_server.create(llm, "Say hello.")
+    agent_server.wait_for(origin)
+    action = next(e for e in agent_server.events(origin) if e["kind"] == "ActionEvent")
+    status, fork = agent_server.api(
+        "POST", f"/api/conversations/{origin}/fork", {"from_event_id": action["id"], "title": "Try another way"}
+    )
+    assert status == 201
+    fork_id = fork["id"].replace("-", "")
+    workspace = agent_server.info(origin)["workspace"]  # a child shares its parent's
+    child = agent_server.create(llm, "Help out.", parent_conversation_id=str(uuid.UUID(origin)), workspace=workspace)
+    agent_server.wait_for(child)
+    # The server's own folders (base_state.json, events/, meta.json), copied as a user would.
+    for conversation_id in (origin, fork_id, child):
+        shutil.copytree(agent_server.root / "conversations" / conversation_id, tmp_path / conversation_id)
+    assert (tmp_path / fork_id / "meta.json").exists()
+
+    call_command("import_conversation", str(tmp_path), stdout=io.StringIO())
+
+    forked = Conversation.objects.get(conversation_id=fork_id)
+    assert forked.title == "Try another way"  # as sync keeps it, not the first message
+    assert (forked.forked_from_conversation_id, forked.forked_from_event_id) == (origin, action["id"])
+    assert Conversation.objects.get(conversation_id=child).parent_conversation_id == origin
+    page = client.get(f"/c/{fork_id}/").content.decode()
+    assert "Forked from" in page and f'href="/c/{origin}/?leaf={action["id"]}"' in page

@@ -4,13 +4,11 @@ import threading
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from eventviewer.imports.agentserver import AgentServer, Gone, ServerError, described, sync
-from eventviewer.imports.follow import Follower
+from eventviewer.imports.agentserver import AgentServer, Gone, OverLimit, ServerError, described, sync
+from eventviewer.imports.follow import Follow, listed
 from eventviewer.imports.importer import ImportFailed
 from eventviewer.models import Conversation
 from eventviewer.trajectory.ids import normalize_conversation_id
-
-LIST_EVERY = 2  # seconds between looks for new conversations while following a whole server
 
 
 class Command(BaseCommand):
@@ -49,7 +47,7 @@ class Command(BaseCommand):
                 raise CommandError(f"{raw!r} is not a conversation id (32 hex digits, or a dashed UUID)")
             wanted.append(conversation_id)
         try:
-            ids = wanted or self.listed(agent_server)
+            ids = wanted or listed(agent_server)
         except ServerError as e:
             raise CommandError(str(e)) from None
         failed = 0
@@ -60,6 +58,9 @@ class Command(BaseCommand):
                 if wanted:
                     raise CommandError(str(e)) from None
                 self.stderr.write(f"{e} any more (deleted meanwhile?): skipped")
+            except OverLimit as e:
+                failed += 1
+                self.stderr.write(f"{conversation_id}: nothing new stored, refused: {e}")
             except ServerError as e:
                 raise CommandError(f"{e}; what was stored before is kept") from None
             except ImportFailed as e:
@@ -67,12 +68,11 @@ class Command(BaseCommand):
                 for line in [f"{conversation_id}: nothing stored, its events do not import:", *e.problems]:
                     self.stderr.write(line)
         if follow:
-            self.follow(agent_server, ids, follow_new=not wanted, stop=options.get("stop") or threading.Event())
+            failed += self.follow(
+                agent_server, ids, follow_new=not wanted, stop=options.get("stop") or threading.Event()
+            )
         if failed:
             raise CommandError(f"{failed} conversation{'s' if failed != 1 else ''} could not be stored")
-
-    def listed(self, agent_server: AgentServer) -> list[str]:
-        return [i for info in agent_server.conversations() if (i := normalize_conversation_id(str(info.get("id", ""))))]
 
     def line(self, imported, conversation_id: str) -> str:
         url = f"{self.base_url}/c/{conversation_id}/"
@@ -82,38 +82,15 @@ class Command(BaseCommand):
         with self.lock:
             self.stdout.write(message)
 
-    def follow(self, agent_server: AgentServer, ids: list[str], follow_new: bool, stop: threading.Event) -> None:
-        """One thread per conversation; following a whole server, new conversations are
-        picked up as they appear. Ctrl-C (or ``stop``) ends it."""
-        threads: dict[str, threading.Thread] = {}
-
-        def start(conversation_id: str) -> None:
-            follower = Follower(agent_server, conversation_id, self.say, stop)
-            threads[conversation_id] = threading.Thread(target=follower.run, name=f"follow-{conversation_id[:8]}")
-            threads[conversation_id].start()
-
+    def follow(self, agent_server: AgentServer, ids: list[str], follow_new: bool, stop: threading.Event) -> int:
+        """Until Ctrl-C (or ``stop``); the conversations it had to stop following."""
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, lambda *_: stop.set())
-        for conversation_id in ids:
-            start(conversation_id)
-        self.say(f"following {agent_server.url}; Ctrl-C stops")
+        following = Follow(agent_server, self.say, stop)
         try:
-            while not stop.wait(LIST_EVERY if follow_new else 0.5):
-                if not follow_new:
-                    if not any(t.is_alive() for t in threads.values()):
-                        break  # every conversation named is gone from the server
-                    continue
-                try:
-                    for conversation_id in self.listed(agent_server):
-                        if conversation_id not in threads:
-                            start(conversation_id)
-                except ServerError:
-                    pass  # each follower reports the server's trouble itself
+            following.run(ids, follow_new)
         except KeyboardInterrupt:
             pass
-        finally:
-            stop.set()
-            for thread in threads.values():
-                thread.join()
-            live = Conversation.objects.filter(conversation_id__in=threads).count()
-            self.say(f"stopped following ({live} conversation{'s' if live != 1 else ''} stored)")
+        live = Conversation.objects.filter(conversation_id__in=following.followed).count()
+        self.say(f"stopped following ({live} conversation{'s' if live != 1 else ''} stored)")
+        return len(following.refused)
