@@ -56,7 +56,8 @@ def cached_diagram(scope: Scope, leaf: Event | None, reading: Reading | None = N
     """The branch diagram with ``leaf``'s branch selected. Events never change, so a
     diagram stays valid until the next import or HEAD change (``updated_at``)."""
     conversation = scope.conversation
-    key = f"diagram:{conversation.pk}:{conversation.updated_at.timestamp()}:{leaf.pk if leaf else 0}:{scope.base}"
+    version = conversation.updated_at.timestamp()
+    key = f"diagram:{conversation.pk}:{version}:{leaf.pk if leaf else 0}:{scope.base}:{scope.view}"
     svg = cache.get(key)
     if svg is None:
         if reading is None and leaf is not None and read_whole(leaf):
@@ -101,6 +102,8 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
     if leaf is not None and not read_whole(leaf):
         return _long_branch_page(request, scope, params, leaf)
     reading = conversation.read_path(leaf) if leaf else None
+    view = params.get("view") or branch_turns.FULL
+    scope = scope.viewing(branch_turns.view_param(view))
     context = {
         "conversation": conversation,
         "scope": scope,
@@ -108,9 +111,8 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
         "reading": reading,
         "is_head": leaf is not None and leaf.pk == conversation.head_id,
         "can_share": not scope.read_only and request.user.is_authenticated,
+        "view": view,
     }
-    view = params.get("view") or branch_turns.FULL
-    context["view"] = view
     if request.htmx and request.htmx.target == "branch-list" and not request.htmx.history_restore_request:
         context.update(branch_list(request, scope, reading))  # filtered, sorted or paged in place
         return render(request, "conversations/detail.html#branch-list", context)
@@ -137,9 +139,7 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
                 f"timeline:{scope.base}",
                 lambda: timeline_svg(
                     branch_turns.timeline_marks(reading, turns),
-                    lambda eid: (
-                        scope.url(leaf=leaf.event_id, at=eid, view=branch_turns.view_param(view)) + f"#event-{eid}"
-                    ),
+                    lambda eid: scope.url(leaf=leaf.event_id, at=eid) + f"#event-{eid}",
                 ),
             )
         )
@@ -281,6 +281,7 @@ def conversation(request: HttpRequest, conversation_id: str) -> HttpResponse:
 def diagram_response(request: HttpRequest, scope: Scope) -> HttpResponse:
     """The diagram alone, as a standalone SVG document."""
     params = valid(EventForm, request.GET)
+    scope = scope.viewing(params["view"])
     conversation = scope.conversation
     leaf = get_leaf(conversation, params["leaf"])
     svg = '<?xml version="1.0" encoding="UTF-8"?>\n' + str(cached_diagram(scope, leaf))

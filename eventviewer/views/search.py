@@ -104,6 +104,7 @@ def run_search(scope: Scope, params: dict) -> Results:
 def search_page(request: HttpRequest, scope: Scope) -> HttpResponse:
     conversation = scope.conversation
     params = valid(SearchForm, request.GET)
+    scope = scope.viewing(params["view"])
     context = {"conversation": conversation, "scope": scope, "params": params, "kinds": sorted(kinds.KINDS)}
     if params["q"].strip():
         results = run_search(scope, params)

@@ -29,13 +29,38 @@
     return rect.bottom > readingTop() && rect.top < window.innerHeight;
   }
 
+  // What the sticky bars cover when stuck, measured: the branch bar sticks below the top bar,
+  // and html's scroll-padding-top (so every fragment, scrollIntoView and focus) keeps below both.
+  // Their heights change (a wrapped top bar, an open problem list), so they are measured again.
+  function stuckHeight(el) {
+    return el && getComputedStyle(el).position === "sticky" ? el.getBoundingClientRect().height : 0;
+  }
+
+  function measureBars() {
+    var style = document.documentElement.style;
+    var topbar = stuckHeight(document.querySelector(".topbar"));
+    style.setProperty("--topbar-height", topbar + "px");
+    style.setProperty("--reading-top", topbar + stuckHeight(document.querySelector(".branch-bar")) + "px");
+  }
+
+  var barWatcher = window.ResizeObserver ? new ResizeObserver(measureBars) : null;
+
+  function watchBars() {
+    measureBars();
+    if (!barWatcher) return;
+    barWatcher.disconnect();
+    document.querySelectorAll(".topbar, .branch-bar").forEach(function (el) { barWatcher.observe(el); });
+  }
+
   function focusEvent(el, url) {
     if (!el) return false;
     document.querySelectorAll("[data-event].focused").forEach(function (e) { e.classList.remove("focused"); });
     el.classList.add("focused");
     if (!el.hasAttribute("tabindex")) el.setAttribute("tabindex", "-1");
     el.focus({ preventScroll: true });
-    el.scrollIntoView({ block: "center" });
+    // Centred in the room below the bars; a card taller than that room shows its head.
+    var room = window.innerHeight - (parseFloat(getComputedStyle(document.documentElement).scrollPaddingTop) || 0);
+    el.scrollIntoView({ block: el.getBoundingClientRect().height < room ? "center" : "start" });
     current = el;
     if (url) history.replaceState(history.state, "", url);
     return true;
@@ -238,21 +263,27 @@
   });
 
   // The event named by the URL's #event-<id>, else the one the page was opened at
-  // (?at=<id> without a fragment, or a share link's focus event).
+  // (?at=<id> without a fragment, or a share link's focus event). Coming back to such a URL
+  // shows that event again, not the place scrolled to before leaving: the browser's own
+  // restoring of the scroll is off for it, and a page back from the back/forward cache refocuses.
   function focusFromHash() {
+    var named = namedEvent();
+    if (!named) return;
+    if ("scrollRestoration" in history) history.scrollRestoration = "manual";
+    focusEvent(named, null);
+  }
+
+  function namedEvent() {
     var hash = window.location.hash.slice(1);
     try {
       hash = decodeURIComponent(hash);
     } catch (e) {
       // an id with a lone "%": use the fragment as it is
     }
-    if (hash.indexOf("event-") === 0) {
-      focusEvent(document.getElementById(hash), null);
-      return;
-    }
+    if (hash.indexOf("event-") === 0) return document.getElementById(hash);
     var workspace = document.getElementById("workspace");
     var at = workspace && workspace.getAttribute("data-at");
-    if (at) focusEvent(byEventId(at), null);
+    return at ? byEventId(at) : null;
   }
 
   // A block that scrolls (long output, wide arguments) can be reached and scrolled with the keyboard.
@@ -264,14 +295,21 @@
 
   document.addEventListener("toggle", function (e) { markScrollable(e.target); }, true);
   document.addEventListener("DOMContentLoaded", function () {
+    watchBars();
     markScrollable(document);
     highlight(document);
     focusFromHash();
   });
+  window.addEventListener("pageshow", function (e) {
+    if (e.persisted) focusFromHash();
+  });
+  document.addEventListener("eventviewer:redrawn", watchBars);
+  window.addEventListener("resize", measureBars, { passive: true });
   document.addEventListener("htmx:afterSettle", function (e) {
     markScrollable(document);
     if (e.target) highlight(e.target);
     if (e.target && e.target.id === "workspace") {
+      watchBars();
       current = null;
       focusFromHash();
     } else if (afterEarlier) {
@@ -296,8 +334,9 @@
   document.addEventListener("htmx:configRequest", function (e) {
     if (!e.detail.elt || e.detail.elt.id !== "live") return;
     var params = e.detail.parameters;
-    var leaf = new URLSearchParams(window.location.search).get("leaf");
-    if (leaf) params.leaf = leaf;
+    var query = new URLSearchParams(window.location.search);
+    if (query.get("leaf")) params.leaf = query.get("leaf");
+    if (query.get("view")) params.view = query.get("view"); // the links of the turns it sends keep it
     var workspace = document.getElementById("workspace");
     if (workspace && workspace.getAttribute("data-leaf")) params.shown = workspace.getAttribute("data-leaf");
     var drawn = document.querySelectorAll("#turns [data-turn]");
@@ -351,12 +390,16 @@
   }
 
   // Parts of the page holding counts, redrawn from a fresh copy of the page for the branch it shows.
-  var COUNTS = [".conv-head .meta", ".branch-bar", ".branch-list"];
+  var COUNTS = [".conv-head .meta", ".branch-bar", ".branch-more", ".branch-list"];
 
   function redrawCounts() {
     var workspace = document.getElementById("workspace");
     var leaf = workspace && workspace.getAttribute("data-leaf");
-    var url = window.location.pathname + (leaf ? "?leaf=" + encodeURIComponent(leaf) : "");
+    var query = new URLSearchParams();
+    if (leaf) query.set("leaf", leaf);
+    var view = new URLSearchParams(window.location.search).get("view");
+    if (view) query.set("view", view); // the redrawn links keep the page's view
+    var url = window.location.pathname + (query.toString() ? "?" + query.toString() : "");
     fetch(url, { credentials: "same-origin" }).then(function (response) {
       return response.ok ? response.text() : "";
     }).then(function (html) {
@@ -370,6 +413,7 @@
         mine.replaceWith(theirs);
         if (window.htmx) window.htmx.process(theirs);
       });
+      document.dispatchEvent(new CustomEvent("eventviewer:redrawn"));
     });
   }
 
