@@ -228,8 +228,11 @@ def _choices(column: str) -> list[str]:
     return list(found.distinct()[:200])
 
 
+TYPING = "X-Eventviewer-Typing"  # app.js: the list's request made while its search box is typed into
+
+
 @require_safe
-@vary_on_headers("HX-Request")
+@vary_on_headers("HX-Request", TYPING)
 def conversation_list(request: HttpRequest) -> HttpResponse:
     form = checked(ConversationListForm(request.GET))
     params = form.cleaned_data
@@ -238,7 +241,13 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
         run = Run.objects.filter(slug=params["run"]).first()
         if run is None:
             raise Http404(f"There is no run {params['run']!r}.")
-    conversations = _listed(params)
+    refused = ""
+    try:
+        conversations = _listed(params)
+    except BadRequest as error:  # the search's words (search.parsed): said next to the box, 400
+        if request.headers.get(TYPING):
+            return HttpResponse(status=204)  # half typed: the rows stay as they are
+        refused, conversations = str(error), Conversation.objects.none()
     conversations = conversations.annotate(tokens=F("prompt_tokens") + F("completion_tokens")).prefetch_related(
         Prefetch("subagents", queryset=Conversation.objects.only("conversation_id", "title", "parent_id"))
     )
@@ -262,10 +271,12 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
         "dir": direction,
         "columns": columns,
         "total": Conversation.objects.shown().filter(parent__isnull=True).count(),
+        "refused": refused,
     }
+    status = 400 if refused else 200
     if request.htmx and not request.htmx.history_restore_request:
-        return render(request, "conversations/list.html#table", context)
-    return render(request, "conversations/list.html", context)
+        return render(request, "conversations/list.html#table", context, status=status)
+    return render(request, "conversations/list.html", context, status=status)
 
 
 @require_safe

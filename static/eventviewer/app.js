@@ -303,6 +303,22 @@
   window.addEventListener("pageshow", function (e) {
     if (e.persisted) focusFromHash();
   });
+  // The list's search box asks as it is typed into: a half-typed query ("unclosed) is then no
+  // error (the server answers 204). Pressing Enter asks for real: a query the server refuses
+  // comes back 400 with its reason, which is shown, and its URL kept in the address bar.
+  document.addEventListener("htmx:configRequest", function (e) {
+    var how = e.detail.triggeringEvent;
+    if (e.detail.elt.hasAttribute("data-live-search") && how && how.type !== "submit") {
+      e.detail.headers["X-Eventviewer-Typing"] = "1";
+    }
+  });
+  document.addEventListener("htmx:beforeSwap", function (e) {
+    var asking = e.detail.requestConfig && e.detail.requestConfig.elt;
+    if (e.detail.xhr.status === 400 && asking && asking.hasAttribute("data-live-search")) {
+      e.detail.shouldSwap = true;
+      e.detail.isError = false;
+    }
+  });
   document.addEventListener("eventviewer:redrawn", watchBars);
   window.addEventListener("resize", measureBars, { passive: true });
   document.addEventListener("htmx:afterSettle", function (e) {
