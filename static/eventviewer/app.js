@@ -175,6 +175,24 @@
     });
   }
 
+  // The list's and a run's rows: j/k focus the next or previous row's link, so that Enter opens it.
+  function rowElements() {
+    return Array.prototype.filter.call(document.querySelectorAll("table.conversations tbody tr"), function (tr) {
+      return tr.querySelector("a[href]");
+    });
+  }
+
+  function moveRow(delta) {
+    var list = rowElements();
+    var at = document.activeElement && document.activeElement.closest ? document.activeElement.closest("tr") : null;
+    var i = list.indexOf(at);
+    i = i < 0 ? 0 : Math.max(0, Math.min(list.length - 1, i + delta));
+    list.forEach(function (tr) { tr.classList.remove("focused"); });
+    list[i].classList.add("focused");
+    list[i].querySelector("a[href]").focus({ preventScroll: true });
+    list[i].scrollIntoView({ block: "nearest" });
+  }
+
   function copy(text, el) {
     var done = function () {
       if (!el) return;
@@ -193,6 +211,11 @@
     if (dialog && !dialog.open) dialog.showModal();
   }
 
+  // Closed, the key help leaves no focus on its Close button, where the keys would be ignored.
+  document.addEventListener("close", function (e) {
+    if (e.target.id === "keys" && e.target.contains(document.activeElement)) document.activeElement.blur();
+  }, true);
+
   function hrefOf(el) {
     return el.getAttribute("href") || el.getAttribute("xlink:href");
   }
@@ -201,9 +224,10 @@
     if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return;
     var target = e.target;
     if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT|BUTTON)$/.test(target.tagName))) return;
+    var onRows = !eventElements().length && rowElements().length;
     switch (e.key) {
-      case "j": move(1); break;
-      case "k": move(-1); break;
+      case "j": if (onRows) moveRow(1); else move(1); break;
+      case "k": if (onRows) moveRow(-1); else move(-1); break;
       case "n": moveProblem(1, false); break;
       case "p": moveProblem(-1, false); break;
       case "N": moveProblem(1, true); break;
