@@ -211,6 +211,29 @@
     if (dialog && !dialog.open) dialog.showModal();
   }
 
+  // The diagram: its text never under MIN_DIAGRAM_TEXT px (the drawing scrolls in its box
+  // instead), and the box scrolled to the selected branch's leaf (else HEAD).
+  var MIN_DIAGRAM_TEXT = 12;
+
+  function fitDiagram() {
+    var box = document.getElementById("diagram");
+    var svg = box && box.querySelector("svg");
+    if (!svg || !svg.viewBox || !svg.viewBox.baseVal || !svg.viewBox.baseVal.width) return null;
+    var text = svg.querySelector("text[font-size]");
+    var size = (text && parseFloat(text.getAttribute("font-size"))) || 14;
+    svg.style.minWidth = Math.ceil(svg.viewBox.baseVal.width * MIN_DIAGRAM_TEXT / size) + "px";
+    return box;
+  }
+
+  function showSelectedNode(box) {
+    var node = box && (box.querySelector("svg g.node.selected") || box.querySelector("svg g.node.head"));
+    if (!node) return;
+    var at = node.getBoundingClientRect();
+    var view = box.getBoundingClientRect();
+    box.scrollLeft += at.left + at.width / 2 - (view.left + box.clientLeft + box.clientWidth / 2);
+    box.scrollTop += at.top + at.height / 2 - (view.top + box.clientTop + box.clientHeight / 2);
+  }
+
   // Closed, the key help leaves no focus on its Close button, where the keys would be ignored.
   document.addEventListener("close", function (e) {
     if (e.target.id === "keys" && e.target.contains(document.activeElement)) document.activeElement.blur();
@@ -261,6 +284,7 @@
       var diagram = document.getElementById("diagram");
       var zoomed = diagram.classList.toggle("zoomed");
       el.setAttribute("aria-pressed", zoomed ? "true" : "false");
+      showSelectedNode(diagram);
     } else if (el.hasAttribute("data-share-event")) {
       var focus = document.querySelector("#share [data-focus-input]");
       if (!focus) return;
@@ -319,6 +343,7 @@
 
   document.addEventListener("toggle", function (e) { markScrollable(e.target); }, true);
   document.addEventListener("DOMContentLoaded", function () {
+    showSelectedNode(fitDiagram());
     watchBars();
     markScrollable(document);
     highlight(document);
@@ -344,11 +369,13 @@
     }
   });
   document.addEventListener("eventviewer:redrawn", watchBars);
-  window.addEventListener("resize", measureBars, { passive: true });
+  window.addEventListener("resize", function () { measureBars(); fitDiagram(); }, { passive: true });
   document.addEventListener("htmx:afterSettle", function (e) {
+    fitDiagram(); // a diagram redrawn (live) is fitted again
     markScrollable(document);
     if (e.target) highlight(e.target);
     if (e.target && e.target.id === "workspace") {
+      showSelectedNode(fitDiagram());
       watchBars();
       current = null;
       focusFromHash();
