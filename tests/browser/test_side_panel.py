@@ -1,6 +1,6 @@
-"""The branch diagram opens on the selected branch's leaf (HEAD on a conversation with a
+"""The side panel: the branch diagram opens on the selected branch's leaf (HEAD on a conversation with a
 pending action), in one scroll area, with text never under 12 px; Zoom keeps that leaf in
-view; in dark mode the drawing is dark too."""
+view; in dark mode the drawing is dark too. On a phone, the branch list is stacked rows."""
 
 from __future__ import annotations
 
@@ -64,3 +64,22 @@ def test_the_diagram_is_dark_in_dark_mode(new_context, demo):
     red, green, blue = (int(v) for v in re.findall(r"\d+", paper)[:3])
     assert red + green + blue < 3 * 80, paper
     assert page.locator("#diagram svg").evaluate("e => getComputedStyle(e).filter").startswith("invert(1)")
+
+
+def test_on_a_phone_the_branch_list_is_stacked_rows_with_every_figure_whole(new_context, branching):
+    page = new_context(**SIZES["phone"]).new_page()
+    page.goto(branching.get_absolute_url())
+    rows = page.locator("#branch-list tbody tr")
+    expect(rows).to_have_count(3)
+    scroller = page.locator("#branch-list .table-scroll").evaluate("e => [e.scrollWidth, e.clientWidth]")
+    assert scroller[0] <= scroller[1] + 1  # nothing cut off to the right
+    right = page.locator("#branch-list").bounding_box()
+    for i in range(3):
+        row = rows.nth(i)
+        assert row.locator("td.what").bounding_box()["width"] >= 250  # the branch has the row's width
+        last = row.locator("td[data-label='last activity']")
+        expect(last).to_contain_text(re.compile(r"\w{3} \d+, \d\d:\d\d"))
+        box = last.bounding_box()
+        assert box["x"] + box["width"] <= right["x"] + right["width"]
+    page.locator("#branch-list thead").get_by_role("link", name=re.compile("^Events")).click()
+    expect(page.locator("#branch-list th.sorted")).to_contain_text("Events")
