@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from typing import Any
 
 from django import forms
 from django.conf import settings
@@ -24,6 +25,18 @@ class EventIdField(forms.CharField):
         super().validate(value)
         if _CONTROL.search(value):
             raise forms.ValidationError("contains control characters")
+
+
+class ViewField(forms.ChoiceField):
+    """``view``: how a page reads a branch, the whole of it (``full``, the default, cleaned
+    to "") or what the model was sent (``model``); every link of the page keeps it (``Scope``)."""
+
+    def __init__(self) -> None:
+        super().__init__(choices=[("full", "full"), ("model", "model")], required=False)
+
+    def clean(self, value: Any) -> str:
+        view = super().clean(value)
+        return "" if view == "full" else view
 
 
 class SortedForm(forms.Form):
@@ -102,7 +115,7 @@ class PathForm(forms.Form):
     at = EventIdField()
     before = EventIdField()
     after = EventIdField()
-    view = forms.ChoiceField(choices=[("full", "full"), ("model", "model")], required=False)
+    view = ViewField()
     problem = forms.ChoiceField(choices=[(code, code) for code in CODES], required=False)  # the list of one kind
     hl = forms.CharField(max_length=200, required=False)  # words a search marks in the cards (app.js)
 
@@ -133,10 +146,12 @@ class LiveForm(forms.Form):
     leaf = EventIdField()
     shown = EventIdField()
     turn = forms.IntegerField(min_value=0, required=False)
+    view = ViewField()
 
 
 class EventForm(forms.Form):
     leaf = EventIdField()
+    view = ViewField()
 
 
 class PathPageForm(EventForm):
@@ -218,6 +233,7 @@ class FilesForm(forms.Form):
 
     leaf = EventIdField()
     page = forms.IntegerField(min_value=1, required=False)
+    view = ViewField()
 
 
 class FileDiffForm(forms.Form):
@@ -240,6 +256,7 @@ class CompareForm(forms.Form):
     a = EventIdField(max_length=300)
     b = EventIdField(max_length=300)
     page = forms.IntegerField(min_value=1, required=False)
+    view = ViewField()
 
 
 class RawForm(forms.Form):
@@ -252,7 +269,7 @@ class ExportForm(forms.Form):
     FORMATS = ("events", "messages", "markdown")
     leaf = EventIdField()
     format = forms.ChoiceField(choices=[(f, f) for f in FORMATS])
-    view = forms.ChoiceField(choices=[("full", "full"), ("model", "model")], required=False)
+    view = ViewField()
 
 
 class RunForm(SortedForm):
@@ -295,6 +312,7 @@ class SearchForm(forms.Form):
     leaf = EventIdField()
     branch = forms.ChoiceField(choices=[("", "all"), ("this", "this")], required=False)
     page = forms.IntegerField(min_value=1, required=False)
+    view = ViewField()
 
     def clean(self):
         data = super().clean()

@@ -5,7 +5,7 @@ templates ask ``scope.read_only`` and build every link through it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from urllib.parse import quote, urlencode
 
@@ -31,6 +31,8 @@ class Scope:
     conversation: Conversation | None
     share: ShareLink | None = None
     reviewer: bool = False  # a reviewer's page even without a valid link (an error under /s/)
+    # How the page reads its branch when not the default (``model``): every link it builds keeps it.
+    view: str | None = None
 
     @classmethod
     def shared(cls, share: ShareLink) -> Scope:
@@ -55,27 +57,34 @@ class Scope:
         if other is None:
             return None
         if self.share is None:
-            return Scope(other)
-        return Scope(other, self.share, reviewer=True) if shares(self.share, other) else None
+            return Scope(other, view=self.view)
+        return Scope(other, self.share, reviewer=True, view=self.view) if shares(self.share, other) else None
+
+    def viewing(self, view: str | None) -> Scope:
+        """This scope on a page that reads its branch as ``view`` (None: the default)."""
+        return replace(self, view=view or None)
+
+    def query(self, params: dict[str, str | None]) -> str:
+        """``?…`` of ``params`` with the page's view unless they name one ("" for none)."""
+        query = urlencode({k: v for k, v in {**params, "view": params.get("view", self.view)}.items() if v})
+        return f"?{query}" if query else ""
 
     def url(self, **params: str | None) -> str:
-        query = urlencode({k: v for k, v in params.items() if v})
-        return self.base + (f"?{query}" if query else "")
+        return self.base + self.query(params)
 
     def at_url(self, leaf: str, event_id: str) -> str:
         """An event on the branch ending at ``leaf``, focused: the link a card and the diagram give."""
         return self.url(leaf=leaf, at=event_id) + "#event-" + quote(event_id, safe="")
 
     def page_url(self, path: str, /, **params: str | None) -> str:
-        """A page below the conversation's (``compare/``, ``files/``, ``export/``, ``export.zip``)."""
-        query = urlencode({k: v for k, v in params.items() if v})
-        return self.base + path + (f"?{query}" if query else "")
+        """A page below the conversation's (``compare/``, ``files/``, ``export/``, ``diagram.svg`` …)."""
+        return self.base + path + self.query(params)
 
     def event_url(self, event_id: str, leaf: str | None = None) -> str:
-        return self.base + event_path(event_id, leaf)
+        path = event_path(event_id, leaf)
+        if not self.view:
+            return self.base + path
+        return self.base + path + ("&" if "?" in path else "?") + urlencode({"view": self.view})
 
     def raw_url(self, event_id: str) -> str:
         return self.base + raw_path(event_id)
-
-    def diagram_url(self, leaf: str | None = None) -> str:
-        return f"{self.base}diagram.svg" + (f"?{urlencode({'leaf': leaf})}" if leaf else "")

@@ -3,6 +3,10 @@ guard, what each response cost, and event kinds eventviewer does not know yet.""
 
 from __future__ import annotations
 
+import html
+import json
+import re
+
 import pytest
 
 from eventviewer.imports.importer import import_paths
@@ -97,6 +101,23 @@ def test_the_model_view_hides_forgotten_events_and_shows_the_summary_in_their_pl
     # Links on the model's view keep showing it; the switch goes back to the whole branch.
     assert "view=model" in model.split('id="turns"')[1]
     assert 'aria-current="page" title="What the model was sent' in model
+
+
+def test_every_link_of_the_model_view_keeps_it_and_its_messages_export_is_the_models(site):
+    (conversation,) = import_scenario_root("condense-head-before")
+    base = conversation.get_absolute_url()
+    model = page(site, base, view="model")
+    links = {html.unescape(h) for h in re.findall(r'(?:href|hx-get)="(' + re.escape(base) + r'[^"#]*)', model)}
+    kept = {h for h in links if re.search(r"[?&]view=model(&|$)", h)}
+    # Only the switch to the whole branch leaves it; the live poll sends it from app.js.
+    assert {h for h in links - kept if "/live/" not in h} == {h for h in links if "view=full" in h}, links - kept
+    assert any(h.startswith(base + "export/") for h in kept) and any(h.startswith(base + "files/") for h in kept)
+    assert any(h.startswith(base + "compare/") for h in kept) and any(h.startswith(base + "events/") for h in kept)
+    assert '<input type="hidden" name="view" value="model">' in model  # the search box and the branch filter
+    export = next(h for h in kept if "format=messages" in h)
+    messages = json.loads(b"".join(site.get(export).streaming_content))
+    whole = json.loads(b"".join(site.get(export.replace("view=model", "view=full")).streaming_content))
+    assert len(messages) < len(whole)
 
 
 def test_a_condensation_lists_the_ranges_it_dropped_as_links(site):

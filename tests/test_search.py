@@ -399,3 +399,40 @@ def test_the_budget_interrupts_a_statement_already_running(conversation):
     with connection.cursor() as cursor:  # the connection goes on, without the budget
         cursor.execute("SELECT 1")
         assert cursor.fetchone() == (1,)
+
+
+@pytest.mark.parametrize(
+    "query, reason",
+    [
+        ({"q": '"unclosed'}, "a quotation mark is not closed"),
+        ({"q": "parser", "branch": "this"}, "branch=this needs the branch"),
+        ({"q": "parser", "kind": "k" * 150}, "kind: Ensure this value has at most 100 characters"),
+    ],
+)
+def test_a_refused_search_is_the_search_page_with_the_reason_and_the_box(client, conversation, query, reason):
+    page = client.get(f"/c/{conversation.conversation_id}/search/", query)
+    html = page.content.decode()
+    assert page.status_code == 400
+    assert re.search(
+        r'<p id="search-refused" class="search-refused error" role="alert">[^<]*' + re.escape(reason), html
+    )
+    box = re.search(r'<input type="search" name="q" value="([^"]*)"', html).group(1)
+    assert box == query["q"].replace('"', "&quot;")
+    assert f'href="/c/{conversation.conversation_id}/"' in html  # back to the conversation
+
+
+def test_a_refused_list_search_says_why_next_to_the_box(client, conversation):
+    page = client.get("/", {"q": '"unclosed phrase'})
+    html = page.content.decode()
+    assert page.status_code == 400
+    assert 'value="&quot;unclosed phrase"' in html
+    assert re.search(r'id="search-refused"[^>]*role="alert">Bad query: q: a quotation mark is not closed', html)
+    assert "<tbody>" not in html  # no rows, as if everything matched
+    partial = client.get("/", {"q": '"unclosed phrase'}, headers={"HX-Request": "true"})
+    assert partial.status_code == 400 and "<html" not in partial.content.decode()
+    assert (
+        'id="search-refused" class="search-refused error" role="alert" hx-swap-oob="true"' in partial.content.decode()
+    )
+    typing = client.get("/", {"q": '"unclosed'}, headers={"HX-Request": "true", "X-Eventviewer-Typing": "1"})
+    assert typing.status_code == 204  # half typed: no error, the rows stay
+    assert 'id="search-refused"' in client.get("/").content.decode()  # the place for a reason, hidden

@@ -284,7 +284,7 @@ def test_an_error_under_a_share_link_leads_back_to_it_not_to_the_list(reviewer, 
 def test_the_senders_note_is_in_the_bar_that_stays_on_screen(reviewer, branching, other_leaf):
     share = share_for(branching, leaf_event_id=other_leaf, note="check the <b>retry</b>")
     html = reviewer.get(share.get_absolute_url()).content.decode()
-    bar = html[html.index('<div class="branch-bar">') :]
+    bar = html[html.index('<div class="branch-bar"') :]
     assert bar.index('class="share-note"') < bar.index('class="branch-line"')
     assert "check the &lt;b&gt;retry&lt;/b&gt;" in bar
 

@@ -500,7 +500,7 @@ def test_the_branch_list_sorts_by_a_column_as_an_htmx_partial(site, imported, qu
     html = response.content.decode()
     assert response.status_code == 200 and "HX-Request" in response["Vary"]
     assert "<html" not in html and html.lstrip().startswith('<section class="branch-list" id="branch-list"')
-    lengths = re.findall(r'<td class="num">(\d+)</td>', html)
+    lengths = re.findall(r'<td class="num" data-label="events">(\d+)</td>', html)
     assert lengths[0] == first_length
     assert f"bsort=length&amp;bdir={'asc' if query['bdir'] == 'desc' else 'desc'}" in html  # the next click flips it
 

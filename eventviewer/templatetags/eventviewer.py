@@ -130,12 +130,10 @@ def scope_of(scope, conversation):
     return scope.of(conversation) if scope is not None else None
 
 
-@register.simple_tag(takes_context=True)
-def scope_url(context, scope, **params) -> str:
-    """A link within the scope (a conversation's pages or a share link). A page showing
-    the model's view keeps showing it: ``view`` comes along unless given."""
-    if "view" not in params and context.get("view") == "model":
-        params["view"] = "model"
+@register.simple_tag
+def scope_url(scope, **params) -> str:
+    """A link within the scope (a conversation's pages or a share link); the scope keeps
+    the page's view unless ``view`` is given."""
     return scope.url(**params)
 
 

@@ -250,6 +250,7 @@ def _picker(request: HttpRequest, scope: Scope, a: Side | None) -> HttpResponse:
 
 def compare_page(request: HttpRequest, scope: Scope) -> HttpResponse:
     params = valid(CompareForm, request.GET)
+    scope = scope.viewing(params["view"])
     a = _side(scope, "a", params["a"]) if params["a"] else None
     if a is None or not params["b"]:
         return _picker(request, scope, a)

@@ -59,7 +59,8 @@ def cached_diagram(scope: Scope, leaf: Event | None, reading: Reading | None = N
     """The branch diagram with ``leaf``'s branch selected. Events never change, so a
     diagram stays valid until the next import or HEAD change (``updated_at``)."""
     conversation = scope.conversation
-    key = f"diagram:{conversation.pk}:{conversation.updated_at.timestamp()}:{leaf.pk if leaf else 0}:{scope.base}"
+    version = conversation.updated_at.timestamp()
+    key = f"diagram:{conversation.pk}:{version}:{leaf.pk if leaf else 0}:{scope.base}:{scope.view}"
     svg = cache.get(key)
     if svg is None:
         if reading is None and leaf is not None and read_whole(leaf):
@@ -104,6 +105,8 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
     if leaf is not None and not read_whole(leaf):
         return _long_branch_page(request, scope, params, leaf)
     reading = conversation.read_path(leaf) if leaf else None
+    view = params.get("view") or branch_turns.FULL
+    scope = scope.viewing(branch_turns.view_param(view))
     context = {
         "conversation": conversation,
         "scope": scope,
@@ -111,9 +114,8 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
         "reading": reading,
         "is_head": leaf is not None and leaf.pk == conversation.head_id,
         "can_share": not scope.read_only and request.user.is_authenticated,
+        "view": view,
     }
-    view = params.get("view") or branch_turns.FULL
-    context["view"] = view
     if request.htmx and request.htmx.target == "branch-list" and not request.htmx.history_restore_request:
         context.update(branch_list(request, scope, reading))  # filtered, sorted or paged in place
         return render(request, "conversations/detail.html#branch-list", context)
@@ -139,7 +141,7 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
 
         def strip() -> tuple[str, Axis | None]:
             def link(eid: str) -> str:
-                return scope.url(leaf=leaf.event_id, at=eid, view=branch_turns.view_param(view)) + f"#event-{eid}"
+                return scope.url(leaf=leaf.event_id, at=eid) + f"#event-{eid}"
 
             marks = branch_turns.timeline_marks(reading, turns)
             return timeline_svg(marks, link), timeline_axis(marks)
@@ -242,8 +244,11 @@ def _choices(column: str) -> list[str]:
     return list(found.distinct()[:200])
 
 
+TYPING = "X-Eventviewer-Typing"  # app.js: the list's request made while its search box is typed into
+
+
 @require_safe
-@vary_on_headers("HX-Request")
+@vary_on_headers("HX-Request", TYPING)
 def conversation_list(request: HttpRequest) -> HttpResponse:
     form = checked(ConversationListForm(request.GET))
     params = form.cleaned_data
@@ -252,7 +257,13 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
         run = Run.objects.filter(slug=params["run"]).first()
         if run is None:
             raise Http404(f"There is no run {params['run']!r}.")
-    conversations = _listed(params)
+    refused = ""
+    try:
+        conversations = _listed(params)
+    except BadRequest as error:  # the search's words (search.parsed): said next to the box, 400
+        if request.headers.get(TYPING):
+            return HttpResponse(status=204)  # half typed: the rows stay as they are
+        refused, conversations = str(error), Conversation.objects.none()
     conversations = conversations.annotate(tokens=F("prompt_tokens") + F("completion_tokens")).prefetch_related(
         Prefetch("subagents", queryset=Conversation.objects.only("conversation_id", "title", "parent_id"))
     )
@@ -286,10 +297,12 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
         "dir": direction,
         "columns": columns,
         "total": Conversation.objects.shown().filter(parent__isnull=True).count(),
+        "refused": refused,
     }
+    status = 400 if refused else 200
     if request.htmx and not request.htmx.history_restore_request:
-        return render(request, "conversations/list.html#table", context)
-    return render(request, "conversations/list.html", context)
+        return render(request, "conversations/list.html#table", context, status=status)
+    return render(request, "conversations/list.html", context, status=status)
 
 
 @require_safe
@@ -305,6 +318,7 @@ def conversation(request: HttpRequest, conversation_id: str) -> HttpResponse:
 def diagram_response(request: HttpRequest, scope: Scope) -> HttpResponse:
     """The diagram alone, as a standalone SVG document."""
     params = valid(EventForm, request.GET)
+    scope = scope.viewing(params["view"])
     conversation = scope.conversation
     leaf = get_leaf(conversation, params["leaf"])
     svg = '<?xml version="1.0" encoding="UTF-8"?>\n' + str(cached_diagram(scope, leaf))

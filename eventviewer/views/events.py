@@ -25,6 +25,7 @@ def event_page(request: HttpRequest, scope: Scope, event_id: str) -> HttpRespons
     conversation = scope.conversation
     event = get_event(conversation, event_id)
     params = valid(EventForm, request.GET)
+    scope = scope.viewing(params["view"])
     raw = _stored(event)
     data = orjson.loads(raw)
     leaf = None

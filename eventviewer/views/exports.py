@@ -272,6 +272,7 @@ def _problems(reading: Reading, link: Callable[[str], str]) -> str:
 
 def branch_export(request: HttpRequest, scope: Scope) -> HttpResponse:
     params = valid(ExportForm, request.GET)
+    scope = scope.viewing(params["view"])
     conversation = scope.conversation
     leaf = get_leaf(conversation, params["leaf"])
     if leaf is None:

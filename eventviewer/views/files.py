@@ -60,6 +60,7 @@ def fork_notes(conversation: Conversation, path: list[Light], drift: files.Drift
 def files_page(request: HttpRequest, scope: Scope) -> HttpResponse:
     conversation = scope.conversation
     params = valid(FilesForm, request.GET)
+    scope = scope.viewing(params["view"])
     leaf = get_leaf(conversation, params["leaf"])
     context = {"conversation": conversation, "scope": scope, "leaf": leaf}
     if leaf is not None:

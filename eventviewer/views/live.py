@@ -29,6 +29,7 @@ VERSION_FIELDS = ("id", "conversation_id", "updated_at", "live_until")
 
 def live_response(request: HttpRequest, scope: Scope, params: dict) -> HttpResponse:
     conversation = scope.conversation
+    scope = scope.viewing(params["view"])
     context: dict = {"conversation": conversation, "scope": scope}
     leaf = get_leaf(conversation, params["leaf"])
     shown = params["shown"]

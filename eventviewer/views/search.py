@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.core.exceptions import BadRequest
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from eventviewer import search
 from eventviewer.forms import SearchForm
-from eventviewer.lookups import get_conversation, get_leaf, valid
+from eventviewer.lookups import checked, get_conversation, get_leaf
 from eventviewer.models import Conversation, Event
 from eventviewer.scope import Scope
 from eventviewer.trajectory import kinds
@@ -52,6 +53,9 @@ class Results:
         return list(found.values())
 
 
+NO_FILTERS = {"q": "", "kind": "", "tool": "", "problems": False, "leaf": "", "branch": "", "page": None, "view": ""}
+
+
 def run_search(scope: Scope, params: dict) -> Results:
     conversation = scope.conversation
     query = search.parsed(params["q"])
@@ -73,11 +77,25 @@ def run_search(scope: Scope, params: dict) -> Results:
 
 
 def search_page(request: HttpRequest, scope: Scope) -> HttpResponse:
+    """The search page; a search it refuses (a bad query or filter) is said on it, next to
+    the box holding what was typed, with status 400."""
     conversation = scope.conversation
-    params = valid(SearchForm, request.GET)
+    form = SearchForm(request.GET)
+    refused = ""
+    try:
+        params = checked(form).cleaned_data
+    except BadRequest as error:
+        refused = str(error)
+        # What was typed stays in the box; the filters that were valid stay set.
+        params = {**NO_FILTERS, **form.cleaned_data, "q": request.GET.get("q", "")}
+    scope = scope.viewing(params["view"])
     context = {"conversation": conversation, "scope": scope, "params": params, "kinds": sorted(kinds.KINDS)}
-    if params["q"].strip():
-        results = run_search(scope, params)
+    if params["q"].strip() and not refused:
+        try:
+            results = run_search(scope, params)
+        except BadRequest as error:  # the words themselves (search.parsed)
+            refused = str(error)
+    if params["q"].strip() and not refused:
         keep = {k: params[k] for k in ("q", "kind", "tool", "leaf", "branch")}
         keep["problems"] = "1" if params["problems"] else ""
         context.update(
@@ -88,7 +106,8 @@ def search_page(request: HttpRequest, scope: Scope) -> HttpResponse:
             if results.page < results.pages
             else None,
         )
-    return render(request, "conversations/search.html", context)
+    context["refused"] = refused
+    return render(request, "conversations/search.html", context, status=400 if refused else 200)
 
 
 @require_safe

@@ -29,13 +29,38 @@
     return rect.bottom > readingTop() && rect.top < window.innerHeight;
   }
 
+  // What the sticky bars cover when stuck, measured: the branch bar sticks below the top bar,
+  // and html's scroll-padding-top (so every fragment, scrollIntoView and focus) keeps below both.
+  // Their heights change (a wrapped top bar, an open problem list), so they are measured again.
+  function stuckHeight(el) {
+    return el && getComputedStyle(el).position === "sticky" ? el.getBoundingClientRect().height : 0;
+  }
+
+  function measureBars() {
+    var style = document.documentElement.style;
+    var topbar = stuckHeight(document.querySelector(".topbar"));
+    style.setProperty("--topbar-height", topbar + "px");
+    style.setProperty("--reading-top", topbar + stuckHeight(document.querySelector(".branch-bar")) + "px");
+  }
+
+  var barWatcher = window.ResizeObserver ? new ResizeObserver(measureBars) : null;
+
+  function watchBars() {
+    measureBars();
+    if (!barWatcher) return;
+    barWatcher.disconnect();
+    document.querySelectorAll(".topbar, .branch-bar").forEach(function (el) { barWatcher.observe(el); });
+  }
+
   function focusEvent(el, url) {
     if (!el) return false;
     document.querySelectorAll("[data-event].focused").forEach(function (e) { e.classList.remove("focused"); });
     el.classList.add("focused");
     if (!el.hasAttribute("tabindex")) el.setAttribute("tabindex", "-1");
     el.focus({ preventScroll: true });
-    el.scrollIntoView({ block: "center" });
+    // Centred in the room below the bars; a card taller than that room shows its head.
+    var room = window.innerHeight - (parseFloat(getComputedStyle(document.documentElement).scrollPaddingTop) || 0);
+    el.scrollIntoView({ block: el.getBoundingClientRect().height < room ? "center" : "start" });
     current = el;
     if (url) history.replaceState(history.state, "", url);
     return true;
@@ -154,6 +179,24 @@
     });
   }
 
+  // The list's and a run's rows: j/k focus the next or previous row's link, so that Enter opens it.
+  function rowElements() {
+    return Array.prototype.filter.call(document.querySelectorAll("table.conversations tbody tr"), function (tr) {
+      return tr.querySelector("a[href]");
+    });
+  }
+
+  function moveRow(delta) {
+    var list = rowElements();
+    var at = document.activeElement && document.activeElement.closest ? document.activeElement.closest("tr") : null;
+    var i = list.indexOf(at);
+    i = i < 0 ? 0 : Math.max(0, Math.min(list.length - 1, i + delta));
+    list.forEach(function (tr) { tr.classList.remove("focused"); });
+    list[i].classList.add("focused");
+    list[i].querySelector("a[href]").focus({ preventScroll: true });
+    list[i].scrollIntoView({ block: "nearest" });
+  }
+
   function copy(text, el) {
     var done = function () {
       if (!el) return;
@@ -172,6 +215,34 @@
     if (dialog && !dialog.open) dialog.showModal();
   }
 
+  // The diagram: its text never under MIN_DIAGRAM_TEXT px (the drawing scrolls in its box
+  // instead), and the box scrolled to the selected branch's leaf (else HEAD).
+  var MIN_DIAGRAM_TEXT = 12;
+
+  function fitDiagram() {
+    var box = document.getElementById("diagram");
+    var svg = box && box.querySelector("svg");
+    if (!svg || !svg.viewBox || !svg.viewBox.baseVal || !svg.viewBox.baseVal.width) return null;
+    var text = svg.querySelector("text[font-size]");
+    var size = (text && parseFloat(text.getAttribute("font-size"))) || 14;
+    svg.style.minWidth = Math.ceil(svg.viewBox.baseVal.width * MIN_DIAGRAM_TEXT / size) + "px";
+    return box;
+  }
+
+  function showSelectedNode(box) {
+    var node = box && (box.querySelector("svg g.node.selected") || box.querySelector("svg g.node.head"));
+    if (!node) return;
+    var at = node.getBoundingClientRect();
+    var view = box.getBoundingClientRect();
+    box.scrollLeft += at.left + at.width / 2 - (view.left + box.clientLeft + box.clientWidth / 2);
+    box.scrollTop += at.top + at.height / 2 - (view.top + box.clientTop + box.clientHeight / 2);
+  }
+
+  // Closed, the key help leaves no focus on its Close button, where the keys would be ignored.
+  document.addEventListener("close", function (e) {
+    if (e.target.id === "keys" && e.target.contains(document.activeElement)) document.activeElement.blur();
+  }, true);
+
   function hrefOf(el) {
     return el.getAttribute("href") || el.getAttribute("xlink:href");
   }
@@ -180,9 +251,10 @@
     if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return;
     var target = e.target;
     if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT|BUTTON)$/.test(target.tagName))) return;
+    var onRows = !eventElements().length && rowElements().length;
     switch (e.key) {
-      case "j": move(1); break;
-      case "k": move(-1); break;
+      case "j": if (onRows) moveRow(1); else move(1); break;
+      case "k": if (onRows) moveRow(-1); else move(-1); break;
       case "n": moveProblem(1, false); break;
       case "p": moveProblem(-1, false); break;
       case "N": moveProblem(1, true); break;
@@ -216,6 +288,7 @@
       var diagram = document.getElementById("diagram");
       var zoomed = diagram.classList.toggle("zoomed");
       el.setAttribute("aria-pressed", zoomed ? "true" : "false");
+      showSelectedNode(diagram);
     } else if (el.hasAttribute("data-share-event")) {
       var focus = document.querySelector("#share [data-focus-input]");
       if (!focus) return;
@@ -242,21 +315,27 @@
   });
 
   // The event named by the URL's #event-<id>, else the one the page was opened at
-  // (?at=<id> without a fragment, or a share link's focus event).
+  // (?at=<id> without a fragment, or a share link's focus event). Coming back to such a URL
+  // shows that event again, not the place scrolled to before leaving: the browser's own
+  // restoring of the scroll is off for it, and a page back from the back/forward cache refocuses.
   function focusFromHash() {
+    var named = namedEvent();
+    if (!named) return;
+    if ("scrollRestoration" in history) history.scrollRestoration = "manual";
+    focusEvent(named, null);
+  }
+
+  function namedEvent() {
     var hash = window.location.hash.slice(1);
     try {
       hash = decodeURIComponent(hash);
     } catch (e) {
       // an id with a lone "%": use the fragment as it is
     }
-    if (hash.indexOf("event-") === 0) {
-      focusEvent(document.getElementById(hash), null);
-      return;
-    }
+    if (hash.indexOf("event-") === 0) return document.getElementById(hash);
     var workspace = document.getElementById("workspace");
     var at = workspace && workspace.getAttribute("data-at");
-    if (at) focusEvent(byEventId(at), null);
+    return at ? byEventId(at) : null;
   }
 
   // A block that scrolls (long output, wide arguments) can be reached and scrolled with the keyboard.
@@ -268,14 +347,40 @@
 
   document.addEventListener("toggle", function (e) { markScrollable(e.target); }, true);
   document.addEventListener("DOMContentLoaded", function () {
+    showSelectedNode(fitDiagram());
+    watchBars();
     markScrollable(document);
     highlight(document);
     focusFromHash();
   });
+  window.addEventListener("pageshow", function (e) {
+    if (e.persisted) focusFromHash();
+  });
+  // The list's search box asks as it is typed into: a half-typed query ("unclosed) is then no
+  // error (the server answers 204). Pressing Enter asks for real: a query the server refuses
+  // comes back 400 with its reason, which is shown, and its URL kept in the address bar.
+  document.addEventListener("htmx:configRequest", function (e) {
+    var how = e.detail.triggeringEvent;
+    if (e.detail.elt.hasAttribute("data-live-search") && how && how.type !== "submit") {
+      e.detail.headers["X-Eventviewer-Typing"] = "1";
+    }
+  });
+  document.addEventListener("htmx:beforeSwap", function (e) {
+    var asking = e.detail.requestConfig && e.detail.requestConfig.elt;
+    if (e.detail.xhr.status === 400 && asking && asking.hasAttribute("data-live-search")) {
+      e.detail.shouldSwap = true;
+      e.detail.isError = false;
+    }
+  });
+  document.addEventListener("eventviewer:redrawn", watchBars);
+  window.addEventListener("resize", function () { measureBars(); fitDiagram(); }, { passive: true });
   document.addEventListener("htmx:afterSettle", function (e) {
+    fitDiagram(); // a diagram redrawn (live) is fitted again
     markScrollable(document);
     if (e.target) highlight(e.target);
     if (e.target && e.target.id === "workspace") {
+      showSelectedNode(fitDiagram());
+      watchBars();
       current = null;
       focusFromHash();
     } else if (afterEarlier) {
@@ -300,8 +405,9 @@
   document.addEventListener("htmx:configRequest", function (e) {
     if (!e.detail.elt || e.detail.elt.id !== "live") return;
     var params = e.detail.parameters;
-    var leaf = new URLSearchParams(window.location.search).get("leaf");
-    if (leaf) params.leaf = leaf;
+    var query = new URLSearchParams(window.location.search);
+    if (query.get("leaf")) params.leaf = query.get("leaf");
+    if (query.get("view")) params.view = query.get("view"); // the links of the turns it sends keep it
     var workspace = document.getElementById("workspace");
     if (workspace && workspace.getAttribute("data-leaf")) params.shown = workspace.getAttribute("data-leaf");
     var drawn = document.querySelectorAll("#turns [data-turn]");
@@ -355,12 +461,16 @@
   }
 
   // Parts of the page holding counts, redrawn from a fresh copy of the page for the branch it shows.
-  var COUNTS = [".conv-head .meta", ".branch-bar", ".branch-list"];
+  var COUNTS = [".conv-head .meta", ".branch-bar", ".branch-more", ".branch-list"];
 
   function redrawCounts() {
     var workspace = document.getElementById("workspace");
     var leaf = workspace && workspace.getAttribute("data-leaf");
-    var url = window.location.pathname + (leaf ? "?leaf=" + encodeURIComponent(leaf) : "");
+    var query = new URLSearchParams();
+    if (leaf) query.set("leaf", leaf);
+    var view = new URLSearchParams(window.location.search).get("view");
+    if (view) query.set("view", view); // the redrawn links keep the page's view
+    var url = window.location.pathname + (query.toString() ? "?" + query.toString() : "");
     fetch(url, { credentials: "same-origin" }).then(function (response) {
       return response.ok ? response.text() : "";
     }).then(function (html) {
@@ -374,6 +484,7 @@
         mine.replaceWith(theirs);
         if (window.htmx) window.htmx.process(theirs);
       });
+      document.dispatchEvent(new CustomEvent("eventviewer:redrawn"));
     });
   }
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -140,3 +141,59 @@ def test_keys_typed_into_the_share_note_are_just_text(page, branching, make_user
     expect(page.locator("[data-event].focused")).to_have_count(0)
     expect(page.locator("dialog#keys")).to_be_hidden()
     assert "#" not in page.url
+
+
+def listed_keys(page) -> list[str]:
+    press(page, "?")
+    dialog = page.locator("dialog#keys")
+    expect(dialog).to_be_visible()
+    keys = dialog.locator("dt").all_inner_texts()
+    press(page, "Escape")
+    expect(dialog).to_be_hidden()
+    return keys
+
+
+def test_the_list_lists_its_own_keys_and_j_k_enter_open_a_row(page, demo):
+    page.goto("/")
+    assert listed_keys(page) == ["j / k", "Enter", "/", "?", "Esc"]
+    rows = page.locator("#conversation-table tbody tr")
+    press(page, "j")
+    press(page, "j")
+    press(page, "k")
+    press(page, "j")
+    second = rows.nth(1)
+    expect(second).to_have_class(FOCUSED)
+    expect(rows.filter(has=page.locator(":scope.focused"))).to_have_count(1)
+    title = second.locator("td.title-cell a").first.get_attribute("title")
+    press(page, "Enter")
+    expect(page.locator("h1")).to_have_attribute("title", title)
+    page.go_back()
+    press(page, "/")
+    expect(page.get_by_role("searchbox", name=re.compile("Search titles"))).to_be_focused()
+
+
+def test_a_run_page_lists_its_own_keys_and_j_enter_open_an_instance(page, demo):
+    evaluation = Path(__file__).resolve().parents[1] / "fixtures" / "evaluation"
+    import_paths([(evaluation / "output.jsonl", "output.jsonl")], run="safety")
+    page.goto("/runs/")
+    assert listed_keys(page) == ["j / k", "Enter", "?", "Esc"]
+    press(page, "j")
+    press(page, "Enter")
+    expect(page.locator("h1")).to_contain_text("safety")
+    assert listed_keys(page) == ["j / k", "Enter", "/", "?", "Esc"]
+    press(page, "j")
+    press(page, "j")
+    instance = page.locator("table.instances tbody tr").nth(1)
+    expect(instance).to_have_class(FOCUSED)
+    name = instance.locator("a").first.inner_text()
+    press(page, "Enter")
+    expect(page.locator("main")).to_contain_text(name)
+    expect(page).to_have_url(re.compile(r"/c/\w+/"))
+
+
+def test_the_compare_page_lists_only_the_keys_that_work_there(page, branching):
+    page.goto(branching.get_absolute_url())
+    assert listed_keys(page) == ["j / k", "n / p", "N / P", "/", "?", "Esc"]
+    page.get_by_role("link", name="Compare with HEAD").first.click()
+    expect(page).to_have_url(re.compile(r"/compare/\?a="))
+    assert listed_keys(page) == ["?", "Esc"]

@@ -306,7 +306,7 @@ def test_a_pending_action_whose_result_does_not_match_says_so(page, demo):
     expect(reasons.filter(has_text="no result on this branch")).to_have_count(1)
 
 
-def test_the_open_problem_list_never_covers_the_cards(page, demo, settings):
+def test_the_open_problem_list_stays_in_the_sticky_bar_and_its_links_land_below_it(page, demo, settings):
     page.set_viewport_size({"width": 1400, "height": 600})
     page.goto(demo["problems"].get_absolute_url())
     page.get_by_text("Show problems").click()
@@ -314,8 +314,18 @@ def test_the_open_problem_list_never_covers_the_cards(page, demo, settings):
     assert box["height"] <= 0.3 * 600 + 1
     page.mouse.wheel(0, 2000)
     page.wait_for_timeout(200)
+    topbar = page.locator(".topbar").bounding_box()
     bar = page.locator(".branch-bar").bounding_box()
-    assert bar["y"] + bar["height"] <= 0  # it scrolled away with the page: nothing pinned over the cards
+    assert abs(bar["y"] - (topbar["y"] + topbar["height"])) <= 1  # still pinned under the top bar
+    expect(page.locator("details.problems ol")).to_be_in_viewport()
+
+    link = page.locator("details.problems ol a[data-anchor]").first
+    card = page.locator(f"[id='event-{link.get_attribute('data-anchor')}']")
+    link.click()
+    expect(card).to_have_class(FOCUSED)
+    page.wait_for_timeout(200)
+    bar = page.locator(".branch-bar").bounding_box()
+    assert card.bounding_box()["y"] >= bar["y"] + bar["height"]  # the open list covers none of it
 
 
 # --- reading ---------------------------------------------------------------------------
