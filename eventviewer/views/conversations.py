@@ -268,7 +268,7 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
         Prefetch("subagents", queryset=Conversation.objects.only("conversation_id", "title", "parent_id"))
     )
     conversations = conversations.select_related("instance__run").order_by(*form.ordering()).defer("skeleton")
-    q = params["q"].strip()
+    q = "" if refused else params["q"].strip()
     with search.budget() if q else nullcontext():
         page = Paginator(conversations, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(params["page"] or 1)
         page.object_list = list(page.object_list)  # searched now, within the budget
