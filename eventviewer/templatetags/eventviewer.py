@@ -94,15 +94,22 @@ def words(name: str) -> str:
 
 
 @register.filter
-def tokens(count: int | None) -> str:
+def tokens(count: float | None) -> str:
     """A token count as people read it: 950, 12.3k, 4.1M."""
     if count is None:
         return ""
+    count = round(count)  # a median can fall between two counts
     if count < 10_000:
         return f"{count:,}"
     if count < 1_000_000:
         return f"{count / 1000:.1f}k"
     return f"{count / 1_000_000:.1f}M"
+
+
+@register.filter
+def percent(share: float | None) -> str:
+    """A share as a percentage: 0.3333 -> 33.3%."""
+    return "" if share is None else f"{share * 100:.1f}%"
 
 
 @register.filter

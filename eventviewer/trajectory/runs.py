@@ -8,9 +8,11 @@ a run; these rules read a row's outcome and hide the secrets in its metadata.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from . import stats
 
 RESOLVED = "resolved"
 FAILED = "failed"
@@ -170,3 +172,69 @@ def compare(a: Mapping[str, str], b: Mapping[str, str]) -> Comparison:
             else:
                 result.neither += 1
     return result
+
+
+@dataclass(frozen=True)
+class Figures:
+    """One instance's figures as a run's totals read them (None: not recorded)."""
+
+    outcome: str
+    tokens: int | None = None
+    cost: float | None = None
+    duration: float | None = None
+    turns: int = 0
+    problems: int = 0  # pending actions and mismatched results on its branch
+
+
+@dataclass(frozen=True)
+class Sum:
+    """A figure over a run: its total and median over the instances that recorded it."""
+
+    total: float
+    median: float | None
+    recorded: int  # instances that recorded it
+
+
+@dataclass(frozen=True)
+class Totals:
+    instances: int
+    counts: dict[str, int]  # outcome -> instances, every outcome in OUTCOMES
+    scored: int  # resolved + failed: what a resolve rate divides by
+    resolve_rate: float | None  # resolved / scored
+    interval: tuple[float, float] | None  # its 95% Wilson interval
+    tokens: Sum
+    cost: Sum
+    duration: Sum
+    turns: Sum
+    with_problems: int  # instances with pending actions or mismatched results
+
+    @property
+    def not_scored(self) -> int:
+        return self.instances - self.counts[RESOLVED] - self.counts[FAILED] - self.counts[ERROR]
+
+
+def _sum(values: list[float | None]) -> Sum:
+    recorded = [v for v in values if v is not None]
+    return Sum(float(sum(recorded)), stats.median(recorded), len(recorded))
+
+
+def totals(figures: Iterable[Figures]) -> Totals:
+    """A run's totals. The resolve rate counts an error as a failure (the harness ran the
+    instance and it did not resolve); empty and unscored instances hold no verdict."""
+    rows = list(figures)
+    counts = {key: 0 for key in OUTCOMES}
+    for row in rows:
+        counts[row.outcome] = counts.get(row.outcome, 0) + 1
+    scored = counts[RESOLVED] + counts[FAILED] + counts[ERROR]
+    return Totals(
+        instances=len(rows),
+        counts=counts,
+        scored=scored,
+        resolve_rate=counts[RESOLVED] / scored if scored else None,
+        interval=stats.wilson(counts[RESOLVED], scored) if scored else None,
+        tokens=_sum([r.tokens for r in rows]),
+        cost=_sum([r.cost for r in rows]),
+        duration=_sum([r.duration for r in rows]),
+        turns=_sum([r.turns for r in rows]),
+        with_problems=sum(1 for r in rows if r.problems),
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.core.paginator import Paginator
-from django.db.models import Count, F, Q
+from django.db.models import Count, F, Q, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
@@ -30,6 +30,31 @@ RUN_COLUMNS = [
 ]
 
 
+def run_totals(shown: QuerySet[Instance]) -> runs.Totals:
+    """The totals of these instances: one small row each, read once."""
+    rows = shown.values_list(
+        "outcome",
+        "turns",
+        "conversation__prompt_tokens",
+        "conversation__completion_tokens",
+        "conversation__cost",
+        "conversation__duration",
+        "conversation__pending_count",
+        "conversation__mismatch_count",
+    )
+    return runs.totals(
+        runs.Figures(
+            outcome,
+            tokens=None if prompt is None and completion is None else (prompt or 0) + (completion or 0),
+            cost=cost,
+            duration=duration,
+            turns=turns,
+            problems=pending + mismatched,
+        )
+        for outcome, turns, prompt, completion, cost, duration, pending, mismatched in rows.iterator()
+    )
+
+
 @require_safe
 def run_list(request: HttpRequest) -> HttpResponse:
     found = Run.objects.annotate(
@@ -51,6 +76,7 @@ def run_detail(request: HttpRequest, slug: str) -> HttpResponse:
         tokens=F("conversation__prompt_tokens") + F("conversation__completion_tokens"),
     )
     counts = dict(shown.values_list("outcome").annotate(n=Count("pk")).values_list("outcome", "n"))
+    totals = run_totals(shown)
     if q:
         instances = instances.filter(instance_id__icontains=q)
     if outcome:
@@ -88,6 +114,7 @@ def run_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "columns": columns,
         "outcomes": [(key, runs.OUTCOME_LABELS[key], counts.get(key, 0)) for key in runs.OUTCOMES],
         "total": sum(counts.values()),
+        "totals": totals,
         "others": Run.objects.exclude(pk=run.pk).only("name", "slug"),
     }
     if request.htmx and not request.htmx.history_restore_request:

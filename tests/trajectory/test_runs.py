@@ -76,3 +76,27 @@ def test_compare_tells_flips_from_instances_only_one_run_has():
     assert result.gained == ["y"] and result.lost == ["z"]
     assert (result.both, result.neither) == (1, 1)
     assert result.only_a == ["only-a"] and result.only_b == ["only-b"]
+
+
+def test_a_runs_totals_count_outcomes_and_rate_the_scored_ones():
+    found = runs.totals(
+        [
+            runs.Figures("resolved", tokens=100, cost=0.5, duration=10.0, turns=3),
+            runs.Figures("failed", tokens=300, cost=1.5, duration=30.0, turns=9, problems=2),
+            runs.Figures("error", tokens=None, cost=None, duration=5.0, turns=1),
+            runs.Figures("unscored", tokens=200, cost=1.0, duration=None, turns=5),
+            runs.Figures("empty"),
+        ]
+    )
+    assert found.instances == 5 and found.scored == 3 and found.not_scored == 2
+    assert found.counts == {"resolved": 1, "failed": 1, "error": 1, "empty": 1, "unscored": 1}
+    assert found.resolve_rate == pytest.approx(1 / 3)
+    assert found.interval == pytest.approx((0.0615, 0.7923), abs=1e-4)
+    assert (found.tokens.total, found.tokens.median, found.tokens.recorded) == (600, 200, 3)
+    assert found.cost.total == pytest.approx(3.0) and found.duration.median == pytest.approx(10.0)
+    assert found.turns.total == 18 and found.with_problems == 1
+
+
+def test_a_run_with_nothing_scored_has_no_rate():
+    found = runs.totals([runs.Figures("unscored")])
+    assert found.resolve_rate is None and found.interval is None and found.tokens.median is None
