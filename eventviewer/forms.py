@@ -8,7 +8,7 @@ from django.conf import settings
 from django.db.models import F, OrderBy
 from django.utils import timezone
 
-from eventviewer.trajectory import runs
+from eventviewer.trajectory import patterns, runs
 from eventviewer.trajectory.failures import CODES
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -238,11 +238,12 @@ class ExportForm(forms.Form):
 
 
 class RunForm(SortedForm):
-    """A run's instances: ``q`` filters by instance id, ``outcome`` by outcome, ``sort`` and
-    ``dir`` order them, ``page`` pages them."""
+    """A run's instances: ``q`` filters by instance id, ``outcome`` by outcome, ``pattern``
+    by failure pattern, ``pending=1`` to those with pending or mismatched results;
+    ``sort`` and ``dir`` order them, ``page`` pages them."""
 
     DEFAULT_SORT = "instance"
-    ASCENDING = ("instance", "outcome")
+    ASCENDING = ("instance", "outcome", "failure")
     TIEBREAK = F("instance_id").asc()
     SORTS = {
         "instance": "instance_id",
@@ -253,9 +254,12 @@ class RunForm(SortedForm):
         "tokens": "tokens",  # annotated: prompt + completion
         "cost": "conversation__cost",
         "duration": "conversation__duration",
+        "failure": "first_failure_kind",
     }
     q = forms.CharField(max_length=200, required=False)
     outcome = forms.ChoiceField(choices=[(k, k) for k in runs.OUTCOMES], required=False)
+    pattern = forms.CharField(max_length=patterns.SIGNATURE_CHARS, required=False, strip=False)
+    pending = forms.BooleanField(required=False)
     page = forms.IntegerField(min_value=1, required=False)
 
 

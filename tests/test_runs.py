@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import copy
+import json
 from pathlib import Path
+from urllib.parse import quote_plus
 
 import pytest
+
+from eventviewer.models import Instance
 
 from .conftest import run_import, text_of
 
@@ -27,7 +32,7 @@ def test_the_run_page_opens_with_its_totals_and_resolve_rate(user_client):
     assert "Resolve rate 50.0% 95% 9.5%–90.5%" in text  # Wilson, 1 of 2
     assert "Turns 5 median 2.5" in text
     assert "Pending or mismatched 1" in text  # confirmation-pending
-    assert text.endswith("Imported now")
+    assert "Pending or mismatched 1 Imported" in text
 
 
 def test_a_v0_run_counts_its_error_as_scored_and_the_unscored_apart(user_client):
@@ -42,3 +47,120 @@ def test_a_run_with_nothing_scored_says_so(user_client):
     run_import(SDK_OUTPUT, "--run", "safety")
     text = totals(user_client, "safety")
     assert "Resolve rate none scored" in text and "Not scored 2" in text
+
+
+# A crafted run with known patterns: rows made from a real SDK row (parallel-with-invalid-call)
+
+
+def crafted_rows() -> list[dict]:
+    """12 instances: 4 failed on a missing module (each a different module and path),
+    2 on the invalid web_search call, 1 on a hostile error, 2 finished without passing,
+    1 ran out of turns, 2 resolved."""
+    (template,) = [r for r in read_rows(PARALLEL_PENDING) if r["instance_id"] == "parallel-with-invalid-call"]
+
+    def row(
+        instance_id: str, resolved: bool, output: str | None = None, invalid: bool = False, finish: bool = True
+    ) -> dict:
+        data = copy.deepcopy(template)
+        data["instance_id"] = instance_id
+        data["test_result"] = {"git_patch": "", "resolved": resolved}
+        history = data["history"]
+        if output is not None:
+            observation = history[9]["observation"]
+            observation["exit_code"] = observation["metadata"]["exit_code"] = 1
+            observation["content"][0]["text"] = output
+        if not invalid:
+            dropped = {e["id"]: e.get("parent_id") for e in history[3:5]}
+            del history[3:5]
+            for event in history:
+                while event.get("parent_id") in dropped:  # the tree closes over the gap
+                    event["parent_id"] = dropped[event["parent_id"]]
+        if not finish:
+            del history[-2:]
+        return data
+
+    def missing(module: str, path: str) -> str:
+        return (
+            "Traceback (most recent call last):\n"
+            f'  File "{path}", line 7, in <module>\n'
+            f"ModuleNotFoundError: No module named '{module}'"
+        )
+
+    return [
+        row("mod-a", False, missing("requests", "/workspace/a.py")),
+        row("mod-b", False, missing("numpy", "/tmp/x/b.py")),
+        row("mod-c", False, missing("yaml", "/workspace/src/c.py")),
+        row("mod-d", False, missing("pandas", "./d.py")),
+        row("web-a", False, invalid=True),
+        row("web-b", False, invalid=True),
+        row("hostile", False, "ValueError: bad <img src=x onerror=alert(1)>"),
+        row("done-a", False),
+        row("done-b", False),
+        row("turns-a", False, finish=False),
+        row("ok-a", True),
+        row("ok-b", True),
+    ]
+
+
+def read_rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture
+def crafted(tmp_path) -> str:
+    path = tmp_path / "crafted.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in crafted_rows()))
+    run_import(path, "--run", "crafted")
+    return "crafted"
+
+
+MISSING = "terminal exit 1: ModuleNotFoundError: No module named <name>"
+
+
+def test_failing_instances_are_grouped_by_what_went_wrong_first(user_client, crafted):
+    text = text_of(user_client.get("/runs/crafted/").content.decode(), "run-patterns")
+    assert f"{MISSING} × 4 33.3% mod-a , mod-b" in text
+    assert "web_search invalid call: web_search × 2 16.7% web-a , web-b" in text
+    assert "finished without passing tests × 2 16.7% done-a , done-b" in text
+    assert "ran out of turns × 1 8.3% turns-a" in text
+    assert text.index(MISSING) < text.index("web_search invalid call")  # the biggest first
+    assert "ok-a" not in text
+
+
+def test_a_pattern_filters_the_table_in_the_url(user_client, crafted):
+    html = user_client.get("/runs/crafted/").content.decode()
+    assert f'href="?pattern={quote_plus(MISSING)}"' in html
+    table = text_of(user_client.get("/runs/crafted/", {"pattern": MISSING}).content.decode(), "instance-table")
+    assert all(f"mod-{x}" in table for x in "abcd") and "web-a" not in table and "done-a" not in table
+    assert "non-zero exit code terminal ModuleNotFoundError: No module named 'numpy'" in table
+
+
+def test_the_first_failure_links_to_its_event(user_client, crafted):
+    html = user_client.get("/runs/crafted/", {"q": "web-a"}).content.decode()
+    conversation = Instance.objects.get(run__slug="crafted", instance_id="web-a")
+    event = conversation.conversation.events.get(event_id=conversation.first_failure)
+    assert event.failure == "invalid_call"
+    assert f'href="{event.get_absolute_url()}"' in html
+    assert user_client.get(event.get_absolute_url()).status_code == 200
+
+
+def test_an_error_text_from_an_event_is_escaped_in_patterns_and_the_table(user_client, crafted):
+    html = user_client.get("/runs/crafted/").content.decode()
+    assert "<img src=x" not in html
+    assert "terminal exit 1: ValueError: bad &lt;img src=x onerror=alert(&lt;n&gt;)&gt;" in html
+
+
+def test_has_pending_filters_to_instances_with_pending_or_mismatched_results(user_client):
+    run_import(PARALLEL_PENDING, "--run", "fixtures")
+    table = text_of(user_client.get("/runs/fixtures/?pending=1").content.decode(), "instance-table")
+    assert "confirmation-pending" in table and "parallel-with-invalid-call" not in table
+
+
+@pytest.mark.django_db(transaction=True)
+def test_rows_imported_before_patterns_are_signed_by_the_migration(migrate):
+    run_import(V0_OUTPUT, "--run", "pony")
+    migrate(("eventviewer", "0011_search_merges"))
+    migrate(("eventviewer", "0012_runs_patterns"))
+    error = Instance.objects.get(instance_id="ponylang__ponyc-4588")
+    assert error.pattern == "execute_bash exit 1" and error.first_failure_kind == "exit_code"
+    assert Instance.objects.get(instance_id="ponylang__ponyc-4595").pattern == ""  # not scored

@@ -13,8 +13,8 @@ from django.views.decorators.vary import vary_on_headers
 
 from eventviewer.forms import RunCompareForm, RunForm
 from eventviewer.lookups import checked
-from eventviewer.models import Instance, Run
-from eventviewer.trajectory import runs
+from eventviewer.models import Instance, Run, event_path
+from eventviewer.trajectory import patterns, runs
 from eventviewer.views.columns import sortable
 
 SHOWN = Q(instances__conversation__deleting=False)  # a conversation being deleted is shown nowhere
@@ -27,6 +27,7 @@ RUN_COLUMNS = [
     ("tokens", "Tokens"),
     ("cost", "Cost"),
     ("duration", "Duration"),
+    ("failure", "First failure"),
 ]
 
 
@@ -55,6 +56,15 @@ def run_totals(shown: QuerySet[Instance]) -> runs.Totals:
     )
 
 
+def _links(run: Run, instance_ids: list[str]) -> dict[str, str]:
+    """Instance id -> its conversation's page, for these instances of ``run``."""
+    link = reverse("eventviewer:conversation", args=["-"])
+    rows = run.instances.filter(instance_id__in=instance_ids).values_list(
+        "instance_id", "conversation__conversation_id"
+    )
+    return {i: link.replace("/-/", f"/{cid}/") for i, cid in rows}
+
+
 @require_safe
 def run_list(request: HttpRequest) -> HttpResponse:
     found = Run.objects.annotate(
@@ -70,6 +80,7 @@ def run_detail(request: HttpRequest, slug: str) -> HttpResponse:
     run = get_object_or_404(Run, slug=slug)
     form = checked(RunForm(request.GET))
     q, outcome = form.cleaned_data["q"].strip(), form.cleaned_data["outcome"]
+    pattern, pending = form.cleaned_data["pattern"], form.cleaned_data["pending"]
     shown = run.instances.filter(conversation__deleting=False)
     instances = shown.annotate(
         problems=F("conversation__pending_count") + F("conversation__mismatch_count"),
@@ -81,6 +92,13 @@ def run_detail(request: HttpRequest, slug: str) -> HttpResponse:
         instances = instances.filter(instance_id__icontains=q)
     if outcome:
         instances = instances.filter(outcome=outcome)
+    if pattern:
+        instances = instances.filter(pattern=pattern)
+    if pending:
+        instances = instances.filter(problems__gt=0)
+    found_patterns = patterns.grouped(
+        shown.exclude(pattern="").exclude(pattern__isnull=True).values_list("instance_id", "pattern"), totals.instances
+    )
     # Plain rows, each with its link made here: model instances and a reverse() per row
     # cost more than the rest of the page.
     rows = instances.order_by(*form.ordering()).values(
@@ -91,6 +109,10 @@ def run_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "turns",
         "problems",
         "tokens",
+        "first_failure",
+        "first_failure_kind",
+        "first_failure_tool",
+        "first_failure_text",
         cid=F("conversation__conversation_id"),
         cost=F("conversation__cost"),
         duration=F("conversation__duration"),
@@ -100,7 +122,10 @@ def run_detail(request: HttpRequest, slug: str) -> HttpResponse:
     link = reverse("eventviewer:conversation", args=["-"])
     for row in page.object_list:
         row["url"] = link.replace("/-/", f"/{row['cid']}/")
+        if row["first_failure"]:
+            row["failure_url"] = row["url"] + event_path(row["first_failure"])
         row["label"] = runs.OUTCOME_LABELS.get(row["outcome"], row["outcome"])
+    examples = _links(run, [i for p in found_patterns for i in p.examples])
     sort, direction = form.sorted_by()
     columns = sortable(RUN_COLUMNS, sort, direction, ascending=form.ASCENDING, text=form.ASCENDING)
     context = {
@@ -109,6 +134,9 @@ def run_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "page": page,
         "q": q,
         "outcome": outcome,
+        "pattern": pattern,
+        "pending": pending,
+        "patterns": [(p, [(i, examples.get(i, "")) for i in p.examples]) for p in found_patterns],
         "sort": sort,
         "dir": direction,
         "columns": columns,
