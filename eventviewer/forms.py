@@ -264,10 +264,13 @@ class RunForm(SortedForm):
 
 
 class RunCompareForm(forms.Form):
-    """Two runs (``a`` and ``b``, by slug) over the same instances."""
+    """Two runs (``a`` and ``b``, by slug) over the same instances; ``change`` filters the
+    table to one change (fixed, broken, ...), ``page`` pages it."""
 
     a = forms.SlugField(max_length=200)
     b = forms.SlugField(max_length=200)
+    change = forms.ChoiceField(choices=[(c, c) for c in runs.CHANGES], required=False)
+    page = forms.IntegerField(min_value=1, required=False)
 
 
 class SearchForm(forms.Form):

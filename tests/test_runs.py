@@ -164,3 +164,77 @@ def test_rows_imported_before_patterns_are_signed_by_the_migration(migrate):
     error = Instance.objects.get(instance_id="ponylang__ponyc-4588")
     assert error.pattern == "execute_bash exit 1" and error.first_failure_kind == "exit_code"
     assert Instance.objects.get(instance_id="ponylang__ponyc-4595").pattern == ""  # not scored
+
+
+# Two runs compared
+
+
+@pytest.fixture
+def two_runs(tmp_path) -> None:
+    """A: the crafted run. B: nine of its failures fixed, ok-a broken, turns-a not run,
+    new-x run only by B (and failed)."""
+    a = crafted_rows()
+    b = []
+    for data in copy.deepcopy(a):
+        if data["instance_id"] == "turns-a":
+            continue
+        if data["instance_id"] != "ok-b":
+            data["test_result"]["resolved"] = data["instance_id"] != "ok-a"
+        b.append(data)
+    extra = copy.deepcopy(a[-1])
+    extra["instance_id"], extra["test_result"]["resolved"] = "new-x", False
+    b.append(extra)
+    for name, data in (("run-a", a), ("run-b", b)):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in data))
+        run_import(path, "--run", name)
+
+
+def test_compare_counts_each_change_and_tests_the_difference(user_client, two_runs):
+    html = user_client.get("/runs/compare/?a=run-a&b=run-b").content.decode()
+    counts = text_of(html, "compare-table")
+    assert counts.startswith("all 13 fixed 9 broken 1 still failing 0 still resolved 1 only in A 1 only in B 1")
+    totals = text_of(html, "run-totals")
+    assert "Instances 12 12" in totals and "Resolved 2 10" in totals
+    assert "Resolve rate 16.7% 4.7%–44.8% 83.3% 55.2%–95.3% +66.7 pp" in totals
+    assert "Cost $0.00 $0.00 ±$0.00" in totals
+    assert "on the 11 instances both ran: p = 0.0215 (the difference is more than chance)" in text_of(
+        html, "run-significance"
+    )
+
+
+def test_compare_lists_each_instance_with_both_sides_and_filters_by_change(user_client, two_runs):
+    table = text_of(user_client.get("/runs/compare/?a=run-a&b=run-b&change=fixed").content.decode(), "compare-table")
+    assert "mod-a fixed failed 3 turns · 21.1k · $0.00 non-zero exit code terminal : ModuleNotFoundError" in table
+    assert "ok-a" not in table and "new-x" not in table
+    only = text_of(user_client.get("/runs/compare/?a=run-a&b=run-b&change=only-b").content.decode(), "compare-table")
+    assert "new-x only in B not in this run failed" in only
+
+
+def test_each_instance_opens_its_two_trajectories_side_by_side(user_client, two_runs):
+    html = user_client.get("/runs/compare/?a=run-a&b=run-b&change=broken").content.decode()
+    one, other = (Instance.objects.get(run__slug=s, instance_id="ok-a").conversation for s in ("run-a", "run-b"))
+    link = (
+        f"/compare/?a={one.conversation_id}%3A{one.head.event_id}&amp;b={other.conversation_id}%3A{other.head.event_id}"
+    )
+    assert f'href="{link}">trajectories</a>' in html
+    page = user_client.get(link.replace("&amp;", "&"))
+    assert page.status_code == 200
+
+
+def test_the_compare_partial_and_its_bad_queries(user_client, two_runs):
+    response = user_client.get("/runs/compare/?a=run-a&b=run-b&change=broken", HTTP_HX_REQUEST="true")
+    assert response.status_code == 200 and "<html" not in response.content.decode()
+    assert "HX-Request" in response["Vary"]
+    assert user_client.get("/runs/compare/?a=run-a&b=run-b&change=nope").status_code == 400
+    assert user_client.get("/runs/compare/?a=run-a&b=run-b&page=0").status_code == 400
+
+
+def test_a_share_link_does_not_reach_runs(client, user, two_runs):
+    from eventviewer.models import ShareLink
+
+    conversation = Instance.objects.get(run__slug="run-a", instance_id="ok-a").conversation
+    link = ShareLink.objects.create(conversation=conversation)
+    assert client.get(link.get_absolute_url()).status_code == 200
+    for url in ("/runs/", "/runs/run-a/", "/runs/compare/?a=run-a&b=run-b"):
+        assert client.get(url).status_code in (302, 403), url

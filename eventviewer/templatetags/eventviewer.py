@@ -112,6 +112,26 @@ def percent(share: float | None) -> str:
     return "" if share is None else f"{share * 100:.1f}%"
 
 
+def _sign(value: float) -> str:
+    return "+" if value > 0 else "−" if value < 0 else "±"
+
+
+@register.filter
+def signed_percent(difference: float) -> str:
+    """A difference of two shares in percentage points: +4.2 pp."""
+    return f"{_sign(difference)}{abs(difference) * 100:.1f} pp"
+
+
+@register.filter
+def signed_tokens(difference: float) -> str:
+    return f"{_sign(difference)}{tokens(abs(difference))}"
+
+
+@register.filter
+def signed_dollars(difference: float) -> str:
+    return f"{_sign(difference)}{dollars(abs(difference))}"
+
+
 @register.filter
 def dollars(amount: float | None) -> str:
     if amount is None:

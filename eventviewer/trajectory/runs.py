@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from . import stats
@@ -141,37 +141,48 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-@dataclass
-class Comparison:
-    """Two runs' outcomes over their instances: which flipped, and which only one ran."""
+FIXED, BROKEN, STILL_FAILING, STILL_RESOLVED, ONLY_A, ONLY_B = (
+    "fixed",
+    "broken",
+    "still-failing",
+    "still-resolved",
+    "only-a",
+    "only-b",
+)
+# In the order a comparison counts them.
+CHANGES = (FIXED, BROKEN, STILL_FAILING, STILL_RESOLVED, ONLY_A, ONLY_B)
+CHANGE_LABELS = {
+    FIXED: "fixed",
+    BROKEN: "broken",
+    STILL_FAILING: "still failing",
+    STILL_RESOLVED: "still resolved",
+    ONLY_A: "only in A",
+    ONLY_B: "only in B",
+}
 
-    gained: list[str] = field(default_factory=list)  # resolved in b, not in a
-    lost: list[str] = field(default_factory=list)  # resolved in a, not in b
-    both: int = 0  # resolved in both
-    neither: int = 0  # in both runs, resolved in neither
-    only_a: list[str] = field(default_factory=list)
-    only_b: list[str] = field(default_factory=list)
+
+def change(a: str | None, b: str | None) -> str:
+    """What became of an instance from run a to run b, given its outcome in each (None:
+    not in that run). Any outcome but resolved counts as failing."""
+    if b is None:
+        return ONLY_A
+    if a is None:
+        return ONLY_B
+    in_a, in_b = a == RESOLVED, b == RESOLVED
+    if in_a:
+        return STILL_RESOLVED if in_b else BROKEN
+    return FIXED if in_b else STILL_FAILING
 
 
-def compare(a: Mapping[str, str], b: Mapping[str, str]) -> Comparison:
-    """Instance id -> outcome in run a and in run b, compared; lists sorted by instance id."""
-    result = Comparison()
-    for instance_id in sorted(a.keys() | b.keys()):
-        if instance_id not in b:
-            result.only_a.append(instance_id)
-        elif instance_id not in a:
-            result.only_b.append(instance_id)
-        else:
-            in_a, in_b = a[instance_id] == RESOLVED, b[instance_id] == RESOLVED
-            if in_a and in_b:
-                result.both += 1
-            elif in_b:
-                result.gained.append(instance_id)
-            elif in_a:
-                result.lost.append(instance_id)
-            else:
-                result.neither += 1
-    return result
+def changes(a: Mapping[str, str], b: Mapping[str, str]) -> dict[str, str]:
+    """Instance id -> its change, over the union of both runs, sorted by instance id."""
+    return {i: change(a.get(i), b.get(i)) for i in sorted(a.keys() | b.keys())}
+
+
+def mcnemar_p(found: Mapping[str, str]) -> float:
+    """McNemar's exact p-value over the instances both runs ran (``changes``' values)."""
+    values = list(found.values())
+    return stats.mcnemar_exact(values.count(FIXED), values.count(BROKEN))
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+from urllib.parse import urlencode
+
 from django.conf import settings
 from django.core.paginator import Paginator
 from django.db.models import Count, F, Q, QuerySet
@@ -150,35 +153,88 @@ def run_detail(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "runs/detail.html", context)
 
 
+SIDE_FIELDS = ("outcome", "turns", "tokens", "cost", "first_failure_kind", "first_failure_tool", "first_failure_text")
+
+
+def _sides(a: Run, b: Run) -> dict[str, dict[str, dict[str, Any]]]:
+    """Instance id -> "a" / "b" -> that run's row of it: one small row per instance."""
+    rows = (
+        Instance.objects.filter(run__in=[a, b], conversation__deleting=False)
+        .annotate(tokens=F("conversation__prompt_tokens") + F("conversation__completion_tokens"))
+        .values(
+            "run_id",
+            "instance_id",
+            *SIDE_FIELDS,
+            cost=F("conversation__cost"),
+            cid=F("conversation__conversation_id"),
+            head=F("conversation__head__event_id"),
+        )
+    )
+    link = reverse("eventviewer:conversation", args=["-"])
+    found: dict[str, dict[str, dict[str, Any]]] = {}
+    for row in rows.iterator():
+        row["url"] = link.replace("/-/", f"/{row['cid']}/")
+        row["label"] = runs.OUTCOME_LABELS.get(row["outcome"], row["outcome"])
+        found.setdefault(row["instance_id"], {})["a" if row["run_id"] == a.pk else "b"] = row
+    return found
+
+
 @require_safe
+@vary_on_headers("HX-Request")
 def run_compare(request: HttpRequest) -> HttpResponse:
-    params = checked(RunCompareForm(request.GET)).cleaned_data
+    form = checked(RunCompareForm(request.GET))
+    params = form.cleaned_data
     a = get_object_or_404(Run, slug=params["a"])
     b = get_object_or_404(Run, slug=params["b"])
-    rows = Instance.objects.filter(run__in=[a, b], conversation__deleting=False).values_list(
-        "run_id", "instance_id", "outcome", "conversation__conversation_id"
+    sides = _sides(a, b)
+    found = runs.changes(
+        {i: s["a"]["outcome"] for i, s in sides.items() if "a" in s},
+        {i: s["b"]["outcome"] for i, s in sides.items() if "b" in s},
     )
-    outcomes: dict[int, dict[str, str]] = {a.pk: {}, b.pk: {}}
-    links: dict[tuple[int, str], str] = {}
-    for run_id, instance_id, outcome, conversation_id in rows:
-        outcomes[run_id][instance_id] = outcome
-        links[run_id, instance_id] = conversation_id
-    comparison = runs.compare(outcomes[a.pk], outcomes[b.pk])
-
-    def listed(ids: list[str]) -> list[tuple[str, str | None, str | None, str, str]]:
-        return [
-            (i, links.get((a.pk, i)), links.get((b.pk, i)), outcomes[a.pk].get(i, ""), outcomes[b.pk].get(i, ""))
-            for i in ids
-        ]
-
+    counts = {c: 0 for c in runs.CHANGES}
+    for c in found.values():
+        counts[c] += 1
+    wanted = params["change"]
+    both = reverse("eventviewer:compare-conversations")
+    rows = []
+    for instance_id, c in found.items():
+        if wanted and c != wanted:
+            continue
+        side_a, side_b = sides[instance_id].get("a"), sides[instance_id].get("b")
+        pair = ""
+        if side_a and side_b and side_a["head"] and side_b["head"]:
+            ends = {"a": f"{side_a['cid']}:{side_a['head']}", "b": f"{side_b['cid']}:{side_b['head']}"}
+            pair = f"{both}?{urlencode(ends)}"
+        label = runs.CHANGE_LABELS[c]
+        rows.append(
+            {
+                "instance_id": instance_id,
+                "change": c,
+                "label": label,
+                "sides": [("A", side_a), ("B", side_b)],
+                "pair": pair,
+            }
+        )
+    page = Paginator(rows, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(params["page"] or 1)
+    totals_a = run_totals(a.instances.filter(conversation__deleting=False))
+    totals_b = run_totals(b.instances.filter(conversation__deleting=False))
+    paired = {i: c for i, c in found.items() if c not in (runs.ONLY_A, runs.ONLY_B)}
     context = {
         "a": a,
         "b": b,
-        "comparison": comparison,
-        "gained": listed(comparison.gained),
-        "lost": listed(comparison.lost),
-        "only_a": listed(comparison.only_a),
-        "only_b": listed(comparison.only_b),
-        "labels": runs.OUTCOME_LABELS,
+        "change": wanted,
+        "changes": [(c, runs.CHANGE_LABELS[c], counts[c]) for c in runs.CHANGES],
+        "total": len(found),
+        "page": page,
+        "totals": (totals_a, totals_b),
+        "rate_difference": None
+        if totals_a.resolve_rate is None or totals_b.resolve_rate is None
+        else totals_b.resolve_rate - totals_a.resolve_rate,
+        "cost_difference": totals_b.cost.total - totals_a.cost.total,
+        "tokens_difference": totals_b.tokens.total - totals_a.tokens.total,
+        "paired": len(paired),
+        "mcnemar_p": runs.mcnemar_p(paired),
     }
+    if request.htmx and not request.htmx.history_restore_request:
+        return render(request, "runs/compare.html#instances", context)
     return render(request, "runs/compare.html", context)

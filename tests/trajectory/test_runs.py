@@ -72,10 +72,20 @@ def test_the_model_comes_from_the_metadata_then_the_metrics():
 def test_compare_tells_flips_from_instances_only_one_run_has():
     a = {"x": "resolved", "y": "failed", "z": "resolved", "w": "error", "only-a": "resolved"}
     b = {"x": "resolved", "y": "resolved", "z": "failed", "w": "empty", "only-b": "failed"}
-    result = runs.compare(a, b)
-    assert result.gained == ["y"] and result.lost == ["z"]
-    assert (result.both, result.neither) == (1, 1)
-    assert result.only_a == ["only-a"] and result.only_b == ["only-b"]
+    assert runs.changes(a, b) == {
+        "only-a": "only-a",
+        "only-b": "only-b",
+        "w": "still-failing",
+        "x": "still-resolved",
+        "y": "fixed",
+        "z": "broken",
+    }
+
+
+def test_the_paired_test_counts_only_the_flips():
+    found = {f"f{i}": runs.FIXED for i in range(6)} | {"s": runs.STILL_RESOLVED, "o": runs.ONLY_B}
+    assert runs.mcnemar_p(found) == 0.03125  # 6 fixed, 0 broken
+    assert runs.mcnemar_p(found | {"b": runs.BROKEN}) == 0.125
 
 
 def test_a_runs_totals_count_outcomes_and_rate_the_scored_ones():
