@@ -236,5 +236,70 @@ def test_a_share_link_does_not_reach_runs(client, user, two_runs):
     conversation = Instance.objects.get(run__slug="run-a", instance_id="ok-a").conversation
     link = ShareLink.objects.create(conversation=conversation)
     assert client.get(link.get_absolute_url()).status_code == 200
-    for url in ("/runs/", "/runs/run-a/", "/runs/compare/?a=run-a&b=run-b"):
-        assert client.get(url).status_code in (302, 403), url
+    for url in ("/runs/", "/runs/run-a/", "/runs/compare/?a=run-a&b=run-b", "/api/runs/", "/api/runs/run-a/"):
+        assert client.get(url).status_code in (302, 401, 403), url
+
+
+# JSON
+
+
+def test_the_api_gives_a_runs_totals_patterns_and_a_page_of_instances(user_client, crafted):
+    body = user_client.get("/api/runs/crafted/").json()
+    assert set(body) == {"run", "totals", "patterns", "instances", "page", "next"}
+    assert body["run"] == "crafted" and body["next"] is None
+    assert body["totals"] == {
+        "instances": 12,
+        "resolved": 2,
+        "failed": 10,
+        "error": 0,
+        "not_scored": 0,
+        "resolve_rate": pytest.approx(2 / 12),
+        "tokens": body["totals"]["tokens"],
+        "cost": body["totals"]["cost"],
+    }
+    assert body["patterns"][0] == {
+        "signature": MISSING,
+        "count": 4,
+        "instance_ids": ["mod-a", "mod-b", "mod-c", "mod-d"],
+    }
+    (web,) = [i for i in body["instances"] if i["instance_id"] == "web-a"]
+    assert set(web) == {"instance_id", "conversation_id", "outcome", "turns", "tokens", "cost", "first_failure"}
+    assert web["outcome"] == "failed" and web["first_failure"]["kind"] == "invalid_call"
+    assert web["first_failure"]["tool"] == "web_search"
+    (ok,) = [i for i in body["instances"] if i["instance_id"] == "ok-a"]
+    assert ok["first_failure"] is None
+    listed = user_client.get("/api/runs/").json()
+    assert [r["run"] for r in listed["runs"]] == ["crafted"] and listed["runs"][0]["totals"]["resolved"] == 2
+
+
+def test_the_api_pages_a_runs_instances(user_client, crafted, monkeypatch):
+    from eventviewer import api
+
+    monkeypatch.setattr(api, "RUN_PAGE", 5)
+    first = user_client.get("/api/runs/crafted/").json()
+    assert len(first["instances"]) == 5 and first["next"] == "?page=2"
+    last = user_client.get("/api/runs/crafted/?page=3").json()
+    assert [i["instance_id"] for i in last["instances"]] == ["web-a", "web-b"] and last["next"] is None
+    assert user_client.get("/api/runs/crafted/?page=4").status_code == 404
+    assert user_client.get("/api/runs/crafted/?page=x").json() == {"error": "page must be a positive integer"}
+    assert user_client.get("/api/runs/nope/").status_code == 404
+
+
+def test_the_api_compares_two_runs(user_client, two_runs):
+    body = user_client.get("/api/runs/compare/?a=run-a&b=run-b").json()
+    assert set(body) == {"a", "b", "counts", "instances", "mcnemar_p"}
+    assert body["counts"] == {
+        "fixed": 9,
+        "broken": 1,
+        "still-failing": 0,
+        "still-resolved": 1,
+        "only-a": 1,
+        "only-b": 1,
+    }
+    assert body["mcnemar_p"] == pytest.approx(22 / 1024)
+    by_id = {i["instance_id"]: i for i in body["instances"]}
+    assert by_id["turns-a"]["b"] is None and by_id["turns-a"]["change"] == "only-a"
+    assert by_id["ok-a"]["a"]["outcome"] == "resolved" and by_id["ok-a"]["b"]["outcome"] == "failed"
+    assert user_client.get("/api/runs/compare/?a=run-a").status_code == 400
+    assert user_client.get("/api/runs/compare/?a=run-a&b=zzz").json() == {"error": "There is no run zzz."}
+    assert user_client.post("/api/runs/compare/?a=run-a&b=run-b").status_code == 405

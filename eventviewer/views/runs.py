@@ -156,7 +156,7 @@ def run_detail(request: HttpRequest, slug: str) -> HttpResponse:
 SIDE_FIELDS = ("outcome", "turns", "tokens", "cost", "first_failure_kind", "first_failure_tool", "first_failure_text")
 
 
-def _sides(a: Run, b: Run) -> dict[str, dict[str, dict[str, Any]]]:
+def sides_of(a: Run, b: Run) -> dict[str, dict[str, dict[str, Any]]]:
     """Instance id -> "a" / "b" -> that run's row of it: one small row per instance."""
     rows = (
         Instance.objects.filter(run__in=[a, b], conversation__deleting=False)
@@ -164,6 +164,7 @@ def _sides(a: Run, b: Run) -> dict[str, dict[str, dict[str, Any]]]:
         .values(
             "run_id",
             "instance_id",
+            "first_failure",
             *SIDE_FIELDS,
             cost=F("conversation__cost"),
             cid=F("conversation__conversation_id"),
@@ -186,7 +187,7 @@ def run_compare(request: HttpRequest) -> HttpResponse:
     params = form.cleaned_data
     a = get_object_or_404(Run, slug=params["a"])
     b = get_object_or_404(Run, slug=params["b"])
-    sides = _sides(a, b)
+    sides = sides_of(a, b)
     found = runs.changes(
         {i: s["a"]["outcome"] for i, s in sides.items() if "a" in s},
         {i: s["b"]["outcome"] for i, s in sides.items() if "b" in s},
