@@ -263,6 +263,13 @@ class RunForm(SortedForm):
     page = forms.IntegerField(min_value=1, required=False)
 
 
+class RunExportForm(forms.Form):
+    """A run's export: ``format`` summary (the instance's fields), messages (its HEAD branch
+    as the model's messages) or events (the branch's events verbatim)."""
+
+    format = forms.ChoiceField(choices=[(f, f) for f in ("summary", "messages", "events")])
+
+
 class RunCompareForm(forms.Form):
     """Two runs (``a`` and ``b``, by slug) over the same instances; ``change`` filters the
     table to one change (fixed, broken, ...), ``page`` pages it."""

@@ -236,7 +236,14 @@ def test_a_share_link_does_not_reach_runs(client, user, two_runs):
     conversation = Instance.objects.get(run__slug="run-a", instance_id="ok-a").conversation
     link = ShareLink.objects.create(conversation=conversation)
     assert client.get(link.get_absolute_url()).status_code == 200
-    for url in ("/runs/", "/runs/run-a/", "/runs/compare/?a=run-a&b=run-b", "/api/runs/", "/api/runs/run-a/"):
+    for url in (
+        "/runs/",
+        "/runs/run-a/",
+        "/runs/compare/?a=run-a&b=run-b",
+        "/runs/run-a/export.jsonl?format=summary",
+        "/api/runs/",
+        "/api/runs/run-a/",
+    ):
         assert client.get(url).status_code in (302, 401, 403), url
 
 
@@ -303,3 +310,65 @@ def test_the_api_compares_two_runs(user_client, two_runs):
     assert user_client.get("/api/runs/compare/?a=run-a").status_code == 400
     assert user_client.get("/api/runs/compare/?a=run-a&b=zzz").json() == {"error": "There is no run zzz."}
     assert user_client.post("/api/runs/compare/?a=run-a&b=run-b").status_code == 405
+
+
+# Export
+
+
+def lines_of(response) -> list[dict]:
+    assert response.streaming and response["Content-Type"] == "application/x-ndjson"
+    return [json.loads(line) for line in b"".join(response.streaming_content).decode().splitlines()]
+
+
+def test_a_runs_summary_export_is_one_json_line_per_instance(user_client, crafted):
+    response = user_client.get("/runs/crafted/export.jsonl?format=summary")
+    assert 'filename="crafted.summary.jsonl"' in response["Content-Disposition"]
+    found = lines_of(response)
+    assert [line["instance_id"] for line in found][:3] == ["done-a", "done-b", "hostile"] and len(found) == 12
+    (mod,) = [line for line in found if line["instance_id"] == "mod-a"]
+    assert mod["run"] == "crafted" and mod["outcome"] == "failed" and mod["labels"] == []
+    assert mod["test_result"] == {"git_patch": "", "resolved": False} and mod["pattern"] == MISSING
+    assert "events" not in mod and "messages" not in mod
+
+
+def test_a_runs_export_carries_each_branch_as_messages_or_verbatim_events(user_client, crafted):
+    events = {
+        line["instance_id"]: line for line in lines_of(user_client.get("/runs/crafted/export.jsonl?format=events"))
+    }
+    source = {r["instance_id"]: r for r in crafted_rows()}
+    assert [e["id"] for e in events["web-a"]["events"]] == [e["id"] for e in source["web-a"]["history"]]
+    assert events["mod-b"]["events"] == source["mod-b"]["history"]  # verbatim
+    messages = {
+        line["instance_id"]: line for line in lines_of(user_client.get("/runs/crafted/export.jsonl?format=messages"))
+    }
+    roles = [m["role"] for m in messages["ok-a"]["messages"]]
+    assert roles[:2] == ["system", "user"] and "assistant" in roles and "tool" in roles
+
+
+def test_a_bad_export_query_is_a_400_and_a_missing_run_a_404(user_client, crafted):
+    assert user_client.get("/runs/crafted/export.jsonl").status_code == 400
+    assert user_client.get("/runs/crafted/export.jsonl?format=zip").status_code == 400
+    assert user_client.get("/runs/nope/export.jsonl?format=summary").status_code == 404
+
+
+def test_the_export_streams_in_constant_memory(user_client, tmp_path, settings):
+    import tracemalloc
+
+    # What the process caches (read branches, up to the cache's bound) is not the export's.
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}
+
+    template = read_rows(PARALLEL_PENDING)[0]
+    peaks = []
+    for n in (20, 160):
+        path = tmp_path / f"m{n}.jsonl"
+        path.write_text("".join(json.dumps(dict(template, instance_id=f"case-{i:03d}")) + "\n" for i in range(n)))
+        run_import(path, "--run", f"m{n}")
+        tracemalloc.start()
+        try:
+            response = user_client.get(f"/runs/m{n}/export.jsonl?format=events")
+            count = sum(chunk.count(b"\n") for chunk in response.streaming_content)
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+        assert count == n
+    assert peaks[1] < 2 * peaks[0], f"peaks {peaks}: 8 times the instances"
