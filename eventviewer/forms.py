@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import math
 import re
 from datetime import timedelta
 
@@ -237,6 +238,26 @@ class ExportForm(forms.Form):
     view = forms.ChoiceField(choices=[("full", "full"), ("model", "model")], required=False)
 
 
+class RangeField(forms.CharField):
+    """``<low>:<high>``, a chart bar's range: low <= value < high."""
+
+    def __init__(self) -> None:
+        super().__init__(max_length=60, required=False)
+
+    def to_python(self, value: str | None) -> tuple[float, float] | None:  # type: ignore[override]
+        text = super().to_python(value)
+        if not text:
+            return None
+        low, colon, high = text.partition(":")
+        try:
+            bounds = (float(low), float(high))
+        except ValueError:
+            raise forms.ValidationError("give a range as <low>:<high>, two numbers") from None
+        if not colon or not all(math.isfinite(b) for b in bounds) or bounds[0] > bounds[1]:
+            raise forms.ValidationError("give a range as <low>:<high>, low not above high")
+        return bounds
+
+
 class RunForm(SortedForm):
     """A run's instances: ``q`` filters by instance id, ``outcome`` by outcome, ``pattern``
     by failure pattern, ``pending=1`` to those with pending or mismatched results;
@@ -260,6 +281,9 @@ class RunForm(SortedForm):
     outcome = forms.ChoiceField(choices=[(k, k) for k in runs.OUTCOMES], required=False)
     pattern = forms.CharField(max_length=patterns.SIGNATURE_CHARS, required=False, strip=False)
     pending = forms.BooleanField(required=False)
+    turns = RangeField()
+    cost = RangeField()
+    duration = RangeField()
     page = forms.IntegerField(min_value=1, required=False)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 from urllib.parse import quote_plus
 
@@ -372,3 +373,25 @@ def test_the_export_streams_in_constant_memory(user_client, tmp_path, settings):
             tracemalloc.stop()
         assert count == n
     assert peaks[1] < 2 * peaks[0], f"peaks {peaks}: 8 times the instances"
+
+
+# Charts
+
+
+def test_the_run_page_draws_turns_cost_and_duration_and_a_bar_filters_the_table(user_client, crafted):
+    html = user_client.get("/runs/crafted/").content.decode()
+    charts = html[html.index('id="run-charts"') : html.index('id="run-patterns"')]
+    assert charts.count("<svg") == 3 and "<script" not in charts
+    assert 'aria-label="Turns per instance"' in charts
+    # turns-a stopped a turn early: 2 turns, the others 3
+    assert "2 to 3: 1 instances (1 failed)" in charts and "3 to 4: 11 instances (2 resolved, 9 failed)" in charts
+    link = re.search(r'<a href="([^"]+)" class="bar"><title>2 to 3', charts).group(1).replace("&amp;", "&")
+    assert link == "?turns=2.0%3A3.0"
+    table = text_of(user_client.get("/runs/crafted/" + link).content.decode(), "instance-table")
+    assert "turns-a" in table and "mod-a" not in table
+
+
+@pytest.mark.parametrize("query", ["turns=3", "turns=a:b", "cost=5:1", "duration=nan:1"])
+def test_a_bad_range_is_a_400(user_client, crafted, query):
+    response = user_client.get(f"/runs/crafted/?{query}")
+    assert response.status_code == 400 and b"low" in response.content

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
@@ -11,13 +12,15 @@ from django.db.models import Count, F, Q, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from eventviewer.forms import RunCompareForm, RunForm
 from eventviewer.lookups import checked
 from eventviewer.models import Instance, Run, event_path
-from eventviewer.trajectory import patterns, runs
+from eventviewer.templatetags.eventviewer import dollars, duration
+from eventviewer.trajectory import charts, patterns, runs
 from eventviewer.views.columns import sortable
 
 SHOWN = Q(instances__conversation__deleting=False)  # a conversation being deleted is shown nowhere
@@ -57,6 +60,36 @@ def run_totals(shown: QuerySet[Instance]) -> runs.Totals:
         )
         for outcome, turns, prompt, completion, cost, duration, pending, mismatched in rows.iterator()
     )
+
+
+CHARTED = [("turns", "turns"), ("cost", "conversation__cost"), ("duration", "conversation__duration")]
+CHART_FORMATS: dict[str, Callable[[float], str]] = {
+    "turns": lambda v: f"{v:,.0f}",
+    "cost": dollars,
+    "duration": duration,
+}
+
+
+def _charts(shown: QuerySet[Instance], form: RunForm) -> list[tuple[str, str]]:
+    """A bar chart per figure, each bar a link to the table filtered to its range."""
+    rows = list(shown.values_list("outcome", *(column for _, column in CHARTED)))
+    query = {k: v for k, v in form.data.items() if k not in ("page",) and v}
+    found = []
+    for i, (name, _) in enumerate(CHARTED):
+        shown_as = CHART_FORMATS[name]
+        counted = charts.bars(((r[0], r[i + 1]) for r in rows), runs.OUTCOMES, whole=name == "turns")
+        if not counted:
+            continue
+
+        def link(bar: charts.Bar, name: str = name) -> str:
+            return "?" + urlencode(query | {name: f"{bar.low!r}:{bar.high!r}"})
+
+        def label(bar: charts.Bar, shown_as: Callable[[float], str] = shown_as) -> str:
+            split = ", ".join(f"{n} {runs.OUTCOME_LABELS[o]}" for o, n in bar.counts.items() if n)
+            return f"{shown_as(bar.low)} to {shown_as(bar.high)}: {bar.total} instances ({split})"
+
+        found.append((name.capitalize(), charts.svg(f"{name.capitalize()} per instance", counted, link, label)))
+    return found
 
 
 def _links(run: Run, instance_ids: list[str]) -> dict[str, str]:
@@ -99,6 +132,10 @@ def run_detail(request: HttpRequest, slug: str) -> HttpResponse:
         instances = instances.filter(pattern=pattern)
     if pending:
         instances = instances.filter(problems__gt=0)
+    for name, column in CHARTED:
+        if form.cleaned_data[name]:
+            low, high = form.cleaned_data[name]
+            instances = instances.filter(**{f"{column}__gte": low, f"{column}__lt": high})
     found_patterns = patterns.grouped(
         shown.exclude(pattern="").exclude(pattern__isnull=True).values_list("instance_id", "pattern"), totals.instances
     )
@@ -139,6 +176,7 @@ def run_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "outcome": outcome,
         "pattern": pattern,
         "pending": pending,
+        "ranges": [(name, request.GET[name]) for name, _ in CHARTED if form.cleaned_data[name]],
         "patterns": [(p, [(i, examples.get(i, "")) for i in p.examples]) for p in found_patterns],
         "sort": sort,
         "dir": direction,
@@ -146,6 +184,8 @@ def run_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "outcomes": [(key, runs.OUTCOME_LABELS[key], counts.get(key, 0)) for key in runs.OUTCOMES],
         "total": sum(counts.values()),
         "totals": totals,
+        # Built from numbers, our outcome names and escaped links (trajectory.charts).
+        "charts": [(title, mark_safe(svg)) for title, svg in _charts(shown, form)],
         "others": Run.objects.exclude(pk=run.pk).only("name", "slug"),
     }
     if request.htmx and not request.htmx.history_restore_request:
