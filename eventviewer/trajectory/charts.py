@@ -56,7 +56,7 @@ def svg(title: str, found: Sequence[Bar], link: Callable[[Bar], str], label: Cal
     tallest = max((bar.total for bar in found), default=0) or 1
     width = (WIDTH - GAP * len(found)) / max(len(found), 1)
     parts = [
-        f'<svg class="run-chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" aria-label="{escape(title)}" '
+        f'<svg class="run-chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="group" aria-label="{escape(title)}" '
         f'xmlns="http://www.w3.org/2000/svg"><title>{escape(title)}</title>'
     ]
     for i, bar in enumerate(found):
