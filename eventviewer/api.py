@@ -1,4 +1,4 @@
-"""The JSON API: conversations, and one branch read the way the SDK reads it."""
+"""The JSON API: conversations, one branch read the way the SDK reads it, evaluation runs."""
 
 from __future__ import annotations
 
@@ -10,17 +10,19 @@ import orjson
 from django.conf import settings
 from django.core.exceptions import BadRequest
 from django.core.paginator import Paginator
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, F, OuterRef
 from django.http import Http404, HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from eventviewer.forms import PathPageForm, SearchForm
+from eventviewer.forms import PathPageForm, RunCompareForm, SearchForm
 from eventviewer.lookups import get_conversation, get_leaf, valid
-from eventviewer.models import Conversation, ConversationState, Event, read_whole
+from eventviewer.models import Conversation, ConversationState, Event, Run, read_whole
 from eventviewer.scope import Scope
+from eventviewer.trajectory import patterns, runs
 from eventviewer.trajectory.events import Light
 from eventviewer.trajectory.projection import Message, messages_starting, sent
 from eventviewer.trajectory.view import SUMMARY_SUFFIX
+from eventviewer.views import runs as run_views
 from eventviewer.views.search import run_search
 
 READ_AHEAD_MAX = 10_000  # events a page of a long branch reads past its end to finish its last message
@@ -286,3 +288,156 @@ def search(request: HttpRequest, conversation_id: str) -> HttpResponse:
     if results.page < results.pages:
         body["next"] = "?" + urlencode({**request.GET.dict(), "page": results.page + 1})
     return _json(body)
+
+
+RUN_PAGE = 100  # instances per page of /api/runs/<slug>/
+
+
+def _page_number(request: HttpRequest) -> int:
+    try:
+        number = int(request.GET.get("page", "1"))
+    except ValueError:
+        raise BadRequest("page must be a positive integer") from None
+    if number < 1:
+        raise BadRequest("page must be a positive integer")
+    return number
+
+
+def _totals_json(totals: runs.Totals) -> dict:
+    return {
+        "instances": totals.instances,
+        "resolved": totals.counts[runs.RESOLVED],
+        "failed": totals.counts[runs.FAILED],
+        "error": totals.counts[runs.ERROR],
+        "not_scored": totals.not_scored,
+        "resolve_rate": totals.resolve_rate,
+        "tokens": int(totals.tokens.total),
+        "cost": totals.cost.total,
+    }
+
+
+def _failure_json(row: dict) -> dict | None:
+    if not row.get("first_failure_kind"):
+        return None
+    return {
+        "event_id": row.get("first_failure", ""),
+        "kind": row["first_failure_kind"],
+        "tool": row["first_failure_tool"],
+        "text": row["first_failure_text"],
+    }
+
+
+def _instance_json(row: dict) -> dict:
+    return {
+        "instance_id": row["instance_id"],
+        "conversation_id": row["cid"],
+        "outcome": row["outcome"],
+        "turns": row["turns"],
+        "tokens": row["tokens"],
+        "cost": row["cost"],
+        "first_failure": _failure_json(row),
+    }
+
+
+@_read_only
+def run_list(request: HttpRequest) -> HttpResponse:
+    number = _page_number(request)
+    paginator = Paginator(Run.objects.order_by("-imported_at", "-id"), 100)
+    if number > max(paginator.num_pages, 1):
+        raise Http404(f"there is no page {number}")
+    page = paginator.page(number)
+    return _json(
+        {
+            "count": paginator.count,
+            "page": number,
+            "next": f"?page={number + 1}" if page.has_next() else None,
+            "runs": [
+                {
+                    "run": run.slug,
+                    "name": run.name,
+                    "imported_at": run.imported_at.isoformat(),
+                    "totals": _totals_json(run_views.run_totals(run.instances.filter(conversation__deleting=False))),
+                    "url": request.build_absolute_uri(f"/api/runs/{run.slug}/"),
+                }
+                for run in page
+            ],
+        }
+    )
+
+
+@_read_only
+def run_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    """A run: its totals, its failure patterns, a page of its instances (``?page=``)."""
+    run = Run.objects.filter(slug=slug).first()
+    if run is None:
+        raise Http404(f"There is no run {slug}.")
+    number = _page_number(request)
+    shown = run.instances.filter(conversation__deleting=False)
+    totals = run_views.run_totals(shown)
+    found = patterns.grouped(shown.exclude(pattern="").values_list("instance_id", "pattern"), totals.instances)
+    rows = (
+        shown.annotate(tokens=F("conversation__prompt_tokens") + F("conversation__completion_tokens"))
+        .order_by("instance_id")
+        .values(
+            "instance_id",
+            "outcome",
+            "turns",
+            "tokens",
+            "first_failure",
+            "first_failure_kind",
+            "first_failure_tool",
+            "first_failure_text",
+            cid=F("conversation__conversation_id"),
+            cost=F("conversation__cost"),
+        )
+    )
+    paginator = Paginator(rows, RUN_PAGE)
+    if number > max(paginator.num_pages, 1):
+        raise Http404(f"there is no page {number}")
+    page = paginator.page(number)
+    return _json(
+        {
+            "run": run.slug,
+            "totals": _totals_json(totals),
+            "patterns": [{"signature": p.signature, "count": p.count, "instance_ids": p.instance_ids} for p in found],
+            "instances": [_instance_json(row) for row in page],
+            "page": number,
+            "next": f"?page={number + 1}" if page.has_next() else None,
+        }
+    )
+
+
+@_read_only
+def run_compare(request: HttpRequest) -> HttpResponse:
+    """Two runs over the union of their instances: each side, its change, McNemar's p."""
+    params = valid(RunCompareForm, request.GET)
+    a, b = (Run.objects.filter(slug=params[side]).first() for side in ("a", "b"))
+    for side, run in (("a", a), ("b", b)):
+        if run is None:
+            raise Http404(f"There is no run {params[side]}.")
+    assert a is not None and b is not None
+    sides = run_views.sides_of(a, b)
+    found = runs.changes(
+        {i: s["a"]["outcome"] for i, s in sides.items() if "a" in s},
+        {i: s["b"]["outcome"] for i, s in sides.items() if "b" in s},
+    )
+    values = list(found.values())
+    paired = {i: c for i, c in found.items() if c not in (runs.ONLY_A, runs.ONLY_B)}
+    return _json(
+        {
+            "a": a.slug,
+            "b": b.slug,
+            "counts": {c: values.count(c) for c in runs.CHANGES},
+            "instances": [
+                {
+                    "instance_id": i,
+                    "a": _instance_json(sides[i]["a"]) if "a" in sides[i] else None,
+                    "b": _instance_json(sides[i]["b"]) if "b" in sides[i] else None,
+                    "change": c,
+                }
+                for i, c in found.items()
+                if not params["change"] or c == params["change"]
+            ],
+            "mcnemar_p": runs.mcnemar_p(paired),
+        }
+    )

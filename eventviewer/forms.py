@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import math
 import re
 from datetime import timedelta
 from typing import Any
@@ -9,7 +10,7 @@ from django.conf import settings
 from django.db.models import F, OrderBy
 from django.utils import timezone
 
-from eventviewer.trajectory import runs
+from eventviewer.trajectory import patterns, runs
 from eventviewer.trajectory.failures import CODES
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -272,12 +273,33 @@ class ExportForm(forms.Form):
     view = ViewField()
 
 
+class RangeField(forms.CharField):
+    """``<low>:<high>``, a chart bar's range: low <= value < high."""
+
+    def __init__(self) -> None:
+        super().__init__(max_length=60, required=False)
+
+    def to_python(self, value: str | None) -> tuple[float, float] | None:  # type: ignore[override]
+        text = super().to_python(value)
+        if not text:
+            return None
+        low, colon, high = text.partition(":")
+        try:
+            bounds = (float(low), float(high))
+        except ValueError:
+            raise forms.ValidationError("give a range as <low>:<high>, two numbers") from None
+        if not colon or not all(math.isfinite(b) for b in bounds) or bounds[0] > bounds[1]:
+            raise forms.ValidationError("give a range as <low>:<high>, low not above high")
+        return bounds
+
+
 class RunForm(SortedForm):
-    """A run's instances: ``q`` filters by instance id, ``outcome`` by outcome, ``sort`` and
-    ``dir`` order them, ``page`` pages them."""
+    """A run's instances: ``q`` filters by instance id, ``outcome`` by outcome, ``pattern``
+    by failure pattern, ``pending=1`` to those with pending or mismatched results;
+    ``sort`` and ``dir`` order them, ``page`` pages them."""
 
     DEFAULT_SORT = "instance"
-    ASCENDING = ("instance", "outcome")
+    ASCENDING = ("instance", "outcome", "failure")
     TIEBREAK = F("instance_id").asc()
     SORTS = {
         "instance": "instance_id",
@@ -288,17 +310,33 @@ class RunForm(SortedForm):
         "tokens": "tokens",  # annotated: prompt + completion
         "cost": "conversation__cost",
         "duration": "conversation__duration",
+        "failure": "first_failure_kind",
     }
     q = forms.CharField(max_length=200, required=False)
     outcome = forms.ChoiceField(choices=[(k, k) for k in runs.OUTCOMES], required=False)
+    pattern = forms.CharField(max_length=patterns.SIGNATURE_CHARS, required=False, strip=False)
+    pending = forms.BooleanField(required=False)
+    turns = RangeField()
+    cost = RangeField()
+    duration = RangeField()
     page = forms.IntegerField(min_value=1, required=False)
 
 
+class RunExportForm(forms.Form):
+    """A run's export: ``format`` summary (the instance's fields), messages (its HEAD branch
+    as the model's messages) or events (the branch's events verbatim)."""
+
+    format = forms.ChoiceField(choices=[(f, f) for f in ("summary", "messages", "events")])
+
+
 class RunCompareForm(forms.Form):
-    """Two runs (``a`` and ``b``, by slug) over the same instances."""
+    """Two runs (``a`` and ``b``, by slug) over the same instances; ``change`` filters the
+    table to one change (fixed, broken, ...), ``page`` pages it."""
 
     a = forms.SlugField(max_length=200)
     b = forms.SlugField(max_length=200)
+    change = forms.ChoiceField(choices=[(c, c) for c in runs.CHANGES], required=False)
+    page = forms.IntegerField(min_value=1, required=False)
 
 
 class SearchForm(forms.Form):

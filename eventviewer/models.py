@@ -25,7 +25,7 @@ from django.http import Http404
 from django.urls import reverse
 from django.utils import timezone
 
-from eventviewer.trajectory import failures, files, kinds, masking, naming, runs, serverstate
+from eventviewer.trajectory import failures, files, kinds, masking, naming, patterns, runs, serverstate
 from eventviewer.trajectory.cards import Card
 from eventviewer.trajectory.diff import Budget
 from eventviewer.trajectory.events import SUMMARY_LENGTH, Light, one_line
@@ -1053,6 +1053,32 @@ class Run(models.Model):
         return masking.masked(self.metadata)
 
 
+def signed(
+    event_model: type[Event], payload_model: type[EventPayload], conversation_id: int, outcome: str, error: str
+) -> dict[str, str]:
+    """An instance's first failure and pattern (its ``Instance.SIGNED`` fields): the first
+    failing event in append order, its JSON read for the whole text of its error. The
+    models are passed in so that the migration that adds these fields signs the rows
+    already there with its own historical models."""
+    events = event_model.objects.filter(conversation_id=conversation_id)
+    first = events.exclude(failure="").order_by("seq").first()
+    found = None
+    if first is not None:
+        packed = payload_model.objects.filter(pk=first.pk).values_list("packed", flat=True).first()
+        card = kinds.card_for(orjson.loads(unpack(packed)) if packed is not None else {}, full=True)
+        text = (card.output.text if card.output else "") or card.text or first.summary
+        code = card.exit_code if isinstance(card.exit_code, int) and not isinstance(card.exit_code, bool) else None
+        found = patterns.FirstFailure(first.event_id, first.failure, first.tool_name, text, code)
+    last = events.filter(kind=kinds.ACTION).order_by("-seq").values_list("payload_kind", flat=True).first()
+    return {
+        "pattern": patterns.signature(outcome, found, last in patterns.FINISH_ACTIONS, error),
+        "first_failure": found.event_id if found else "",
+        "first_failure_kind": found.kind if found else "",
+        "first_failure_tool": found.tool[:255] if found else "",
+        "first_failure_text": patterns.error_line(found.text)[:300] if found else "",
+    }
+
+
 class Instance(models.Model):
     """One row of a run: the instance it ran and how it ended, beside its conversation."""
 
@@ -1068,6 +1094,15 @@ class Instance(models.Model):
     # Counted at import, so the run page reads one row per instance.
     failures = models.PositiveIntegerField(default=0)  # events recording a failure (kinds.*_FAILURE)
     turns = models.PositiveIntegerField(default=0)  # assistant turns: LLM responses that made tool calls
+    # What went wrong first (trajectory.patterns), found at import; null: not yet
+    # (a row imported before patterns existed, signed when its run page is first read).
+    pattern = models.CharField(max_length=patterns.SIGNATURE_CHARS, null=True, blank=True)  # noqa: DJ001
+    first_failure = models.CharField(max_length=255, blank=True)  # its event id
+    first_failure_kind = models.CharField(max_length=20, blank=True)
+    first_failure_tool = models.CharField(max_length=255, blank=True)
+    first_failure_text = models.CharField(max_length=300, blank=True)  # its error line
+    SIGNED = ("pattern", "first_failure", "first_failure_kind", "first_failure_tool", "first_failure_text")
+    # Where the review issue's labels and verdicts belong: columns beside these.
 
     class Meta:
         ordering = ["instance_id"]
@@ -1075,6 +1110,15 @@ class Instance(models.Model):
             # A run's page and its comparison look instances up by id.
             models.UniqueConstraint(fields=["run", "instance_id"], name="instance_per_run"),
         ]
+        indexes = [
+            # A run's page counts its patterns and filters its table by one.
+            models.Index(fields=["run", "pattern"], name="instance_run_pattern"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.instance_id} in {self.run_id}"
+
+    def sign(self) -> None:
+        """Finds its first failure and pattern (the caller saves)."""
+        for name, value in signed(Event, EventPayload, self.conversation_id, self.outcome, self.error).items():
+            setattr(self, name, value)

@@ -54,9 +54,13 @@ app_patterns = [
     path("runs/", runs.run_list, name="run-list"),
     path("runs/compare/", runs.run_compare, name="run-compare"),  # ?a=<slug>&b=<slug>
     path("runs/<slug:slug>/", runs.run_detail, name="run"),
+    path("runs/<slug:slug>/export.jsonl", exports.run_export, name="run-export"),  # ?format=
     path("api/conversations/", api.conversations, name="api-conversations"),
     path("api/conversations/<str:conversation_id>/path/", api.path, name="api-path"),
     path("api/conversations/<str:conversation_id>/search/", api.search, name="api-search"),
+    path("api/runs/", api.run_list, name="api-runs"),
+    path("api/runs/compare/", api.run_compare, name="api-run-compare"),  # ?a=<slug>&b=<slug>
+    path("api/runs/<slug:slug>/", api.run_detail, name="api-run"),
 ]
 
 urlpatterns = [

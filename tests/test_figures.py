@@ -137,7 +137,7 @@ def test_turns_mean_one_thing_on_an_instance_its_run_and_explained_on_hover(site
 
     instance = Instance.objects.select_related("conversation", "run").get(instance_id="ponylang__ponyc-4588")
     run_page = site.get(instance.run.get_absolute_url()).content.decode()
-    row = re.search(r"ponylang__ponyc-4588</a>.*?</tr>", run_page, re.S).group(0)
+    row = re.search(r"<td class=\"title-cell\"><a[^>]*>ponylang__ponyc-4588</a>.*?</tr>", run_page, re.S).group(0)
     on_run = re.search(r'<td class="num" data-label="turns" title="([^"]+)">(\d+)</td>', row)
     page = site.get(instance.conversation.get_absolute_url()).content.decode()
     on_page = re.search(r'<span title="([^"]+)">(\d+) turns</span>', page)

@@ -588,9 +588,9 @@ def test_compare_lists_the_instances_that_flipped(user_client, tmp_path):
     run_import(tmp_path / "a.jsonl")
     run_import(tmp_path / "b.jsonl")
     response = user_client.get("/runs/compare/?a=a&b=b")
-    text = text_of(response.content.decode(), "run-comparison")
-    assert "Resolved in B, not in A (1) confirmation-pending A: failed B: resolved" in text
-    assert "Resolved in A, not in B (1) parallel-with-invalid-call A: resolved B: failed" in text
+    text = text_of(response.content.decode(), "compare-table")
+    assert "confirmation-pending fixed failed" in text
+    assert "parallel-with-invalid-call broken resolved" in text
     assert user_client.get("/runs/compare/?a=a").status_code == 400
     assert user_client.get("/runs/compare/?a=a&b=zzz").status_code == 404
 

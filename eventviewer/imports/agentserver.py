@@ -335,7 +335,9 @@ def store(server: AgentServer, info: dict, events: Events, live: bool = False) -
                 "(EVENTVIEWER_MAX_EVENTS); nothing new stored"
             )
         known_state = stored_state(conversation) if conversation is not None else {}
-        if conversation is not None and not new and followed(info) == followed(known_state):
+        # Compared as stored: base_state.json as the SDK writes it (serverstate), nulls left out.
+        unchanged = followed(serverstate.sdk_state(info)) == followed(serverstate.sdk_state(known_state))
+        if conversation is not None and not new and unchanged:
             if live:
                 Conversation.objects.filter(pk=conversation.pk).update(live_until=timezone.now() + LIVE_FOR)
             return None

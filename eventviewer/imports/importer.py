@@ -223,7 +223,7 @@ def _record_instance(conversation: Conversation, row: Row, runs_seen: dict[str, 
             },
         )
         runs_seen[row.slug] = run
-    Instance.objects.update_or_create(
+    found, _ = Instance.objects.update_or_create(
         conversation=conversation,
         defaults={
             "run": run,
@@ -239,6 +239,8 @@ def _record_instance(conversation: Conversation, row: Row, runs_seen: dict[str, 
             ),
         },
     )
+    found.sign()
+    found.save(update_fields=Instance.SIGNED)
     if conversation.title != row.instance_id[:300]:
         conversation.title = row.instance_id[:300]
         conversation.save(update_fields=["title"])

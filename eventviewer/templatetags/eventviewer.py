@@ -94,15 +94,42 @@ def words(name: str) -> str:
 
 
 @register.filter
-def tokens(count: int | None) -> str:
+def tokens(count: float | None) -> str:
     """A token count as people read it: 950, 12.3k, 4.1M."""
     if count is None:
         return ""
+    count = round(count)  # a median can fall between two counts
     if count < 10_000:
         return f"{count:,}"
     if count < 1_000_000:
         return f"{count / 1000:.1f}k"
     return f"{count / 1_000_000:.1f}M"
+
+
+@register.filter
+def percent(share: float | None) -> str:
+    """A share as a percentage: 0.3333 -> 33.3%."""
+    return "" if share is None else f"{share * 100:.1f}%"
+
+
+def _sign(value: float) -> str:
+    return "+" if value > 0 else "−" if value < 0 else "±"
+
+
+@register.filter
+def signed_percent(difference: float) -> str:
+    """A difference of two shares in percentage points: +4.2 pp."""
+    return f"{_sign(difference)}{abs(difference) * 100:.1f} pp"
+
+
+@register.filter
+def signed_tokens(difference: float) -> str:
+    return f"{_sign(difference)}{tokens(abs(difference))}"
+
+
+@register.filter
+def signed_dollars(difference: float) -> str:
+    return f"{_sign(difference)}{dollars(abs(difference))}"
 
 
 @register.filter

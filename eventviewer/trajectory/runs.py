@@ -7,9 +7,11 @@ a run; these rules read a row's outcome (its metadata's secrets are hidden by ``
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
+
+from . import stats
 
 RESOLVED = "resolved"
 FAILED = "failed"
@@ -123,34 +125,111 @@ def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-@dataclass
-class Comparison:
-    """Two runs' outcomes over their instances: which flipped, and which only one ran."""
+FIXED, BROKEN, STILL_FAILING, STILL_RESOLVED, ONLY_A, ONLY_B = (
+    "fixed",
+    "broken",
+    "still-failing",
+    "still-resolved",
+    "only-a",
+    "only-b",
+)
+# In the order a comparison counts them.
+CHANGES = (FIXED, BROKEN, STILL_FAILING, STILL_RESOLVED, ONLY_A, ONLY_B)
+CHANGE_LABELS = {
+    FIXED: "fixed",
+    BROKEN: "broken",
+    STILL_FAILING: "still failing",
+    STILL_RESOLVED: "still resolved",
+    ONLY_A: "only in A",
+    ONLY_B: "only in B",
+}
 
-    gained: list[str] = field(default_factory=list)  # resolved in b, not in a
-    lost: list[str] = field(default_factory=list)  # resolved in a, not in b
-    both: int = 0  # resolved in both
-    neither: int = 0  # in both runs, resolved in neither
-    only_a: list[str] = field(default_factory=list)
-    only_b: list[str] = field(default_factory=list)
+
+def change(a: str | None, b: str | None) -> str:
+    """What became of an instance from run a to run b, given its outcome in each (None:
+    not in that run). Any outcome but resolved counts as failing."""
+    if b is None:
+        return ONLY_A
+    if a is None:
+        return ONLY_B
+    in_a, in_b = a == RESOLVED, b == RESOLVED
+    if in_a:
+        return STILL_RESOLVED if in_b else BROKEN
+    return FIXED if in_b else STILL_FAILING
 
 
-def compare(a: Mapping[str, str], b: Mapping[str, str]) -> Comparison:
-    """Instance id -> outcome in run a and in run b, compared; lists sorted by instance id."""
-    result = Comparison()
-    for instance_id in sorted(a.keys() | b.keys()):
-        if instance_id not in b:
-            result.only_a.append(instance_id)
-        elif instance_id not in a:
-            result.only_b.append(instance_id)
-        else:
-            in_a, in_b = a[instance_id] == RESOLVED, b[instance_id] == RESOLVED
-            if in_a and in_b:
-                result.both += 1
-            elif in_b:
-                result.gained.append(instance_id)
-            elif in_a:
-                result.lost.append(instance_id)
-            else:
-                result.neither += 1
-    return result
+def changes(a: Mapping[str, str], b: Mapping[str, str]) -> dict[str, str]:
+    """Instance id -> its change, over the union of both runs, sorted by instance id."""
+    return {i: change(a.get(i), b.get(i)) for i in sorted(a.keys() | b.keys())}
+
+
+def mcnemar_p(found: Mapping[str, str]) -> float:
+    """McNemar's exact p-value over the instances both runs ran (``changes``' values)."""
+    values = list(found.values())
+    return stats.mcnemar_exact(values.count(FIXED), values.count(BROKEN))
+
+
+@dataclass(frozen=True)
+class Figures:
+    """One instance's figures as a run's totals read them (None: not recorded)."""
+
+    outcome: str
+    tokens: int | None = None
+    cost: float | None = None
+    duration: float | None = None
+    turns: int = 0
+    problems: int = 0  # pending actions and mismatched results on its branch
+
+
+@dataclass(frozen=True)
+class Sum:
+    """A figure over a run: its total and median over the instances that recorded it."""
+
+    total: float
+    median: float | None
+    recorded: int  # instances that recorded it
+
+
+@dataclass(frozen=True)
+class Totals:
+    instances: int
+    counts: dict[str, int]  # outcome -> instances, every outcome in OUTCOMES
+    scored: int  # resolved + failed: what a resolve rate divides by
+    resolve_rate: float | None  # resolved / scored
+    interval: tuple[float, float] | None  # its 95% Wilson interval
+    tokens: Sum
+    cost: Sum
+    duration: Sum
+    turns: Sum
+    with_problems: int  # instances with pending actions or mismatched results
+
+    @property
+    def not_scored(self) -> int:
+        return self.instances - self.counts[RESOLVED] - self.counts[FAILED] - self.counts[ERROR]
+
+
+def _sum(values: list[float | None]) -> Sum:
+    recorded = [v for v in values if v is not None]
+    return Sum(float(sum(recorded)), stats.median(recorded), len(recorded))
+
+
+def totals(figures: Iterable[Figures]) -> Totals:
+    """A run's totals. The resolve rate counts an error as a failure (the harness ran the
+    instance and it did not resolve); empty and unscored instances hold no verdict."""
+    rows = list(figures)
+    counts = {key: 0 for key in OUTCOMES}
+    for row in rows:
+        counts[row.outcome] = counts.get(row.outcome, 0) + 1
+    scored = counts[RESOLVED] + counts[FAILED] + counts[ERROR]
+    return Totals(
+        instances=len(rows),
+        counts=counts,
+        scored=scored,
+        resolve_rate=counts[RESOLVED] / scored if scored else None,
+        interval=stats.wilson(counts[RESOLVED], scored) if scored else None,
+        tokens=_sum([r.tokens for r in rows]),
+        cost=_sum([r.cost for r in rows]),
+        duration=_sum([r.duration for r in rows]),
+        turns=_sum([r.turns for r in rows]),
+        with_problems=sum(1 for r in rows if r.problems),
+    )

@@ -18,12 +18,13 @@ import orjson
 from django.core.exceptions import BadRequest
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_safe
 
-from eventviewer.forms import ExportForm, RawForm
+from eventviewer.forms import ExportForm, RawForm, RunExportForm
 from eventviewer.lookups import get_conversation, get_leaf, valid
-from eventviewer.models import PAYLOAD_CHUNK, Conversation, ConversationState, EventPayload, unpack
+from eventviewer.models import PAYLOAD_CHUNK, Conversation, ConversationState, EventPayload, Run, unpack
 from eventviewer.scope import MAX_NESTING, Scope
 from eventviewer.trajectory import export, kinds, masking
 from eventviewer.trajectory.events import Light, one_line
@@ -302,3 +303,57 @@ def shared_export_zip(request: HttpRequest, scope: Scope) -> HttpResponse:
 @shared_view
 def shared_export(request: HttpRequest, scope: Scope) -> HttpResponse:
     return branch_export(request, scope)
+
+
+# --- a run, one line per instance ---------------------------------------------------------------
+
+
+RUN_LINE_FIELDS = ("instance_id", "outcome", "test_result", "pattern", "turns")
+
+
+def _run_lines(run: Run, what: str) -> Iterator[bytes]:
+    """One JSON line per instance of ``run``, read one conversation at a time (the rows
+    themselves by ``iterator``), so memory holds one conversation whatever the run's size."""
+    rows = (
+        run.instances.filter(conversation__deleting=False)
+        .select_related("conversation")
+        .order_by("instance_id")
+        .iterator(chunk_size=200)
+    )
+    for instance in rows:
+        conversation = instance.conversation
+        line: dict = {
+            "instance_id": instance.instance_id,
+            "run": run.slug,
+            "conversation_id": conversation.conversation_id,
+            "outcome": instance.outcome,
+            "test_result": instance.test_result,
+            "pattern": instance.pattern or None,
+            "turns": instance.turns,
+            "tokens": (conversation.prompt_tokens or 0) + (conversation.completion_tokens or 0),
+            "cost": conversation.cost,
+            "labels": [],  # the review issue's labels go here
+        }
+        if what != RUN_SUMMARY:
+            leaf = conversation.head
+            reading = conversation.read_path(leaf) if leaf is not None else None
+            if what == "events":
+                line["events"] = (
+                    [orjson.loads(raw) for _, raw in _payloads(conversation, list(reading.path))] if reading else []
+                )
+            else:
+                line["messages"] = (
+                    orjson.loads(b"".join(_messages_json(conversation, reading, MODEL))) if reading else []
+                )
+        yield orjson.dumps(line) + b"\n"
+
+
+RUN_SUMMARY = "summary"
+
+
+@require_safe
+def run_export(request: HttpRequest, slug: str) -> HttpResponse:
+    """``/runs/<slug>/export.jsonl?format=summary|messages|events``: streamed, one line an instance."""
+    run = get_object_or_404(Run, slug=slug)
+    what = valid(RunExportForm, request.GET)["format"]
+    return _download(_run_lines(run, what), f"{_name(run.slug)}.{what}.jsonl", "application/x-ndjson")

@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urlencode
+
 from django.conf import settings
 from django.core.paginator import Paginator
-from django.db.models import Count, F, Q
+from django.db.models import Count, F, Q, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from eventviewer.forms import RunCompareForm, RunForm
 from eventviewer.lookups import checked
-from eventviewer.models import Instance, Run
-from eventviewer.trajectory import runs
+from eventviewer.models import Instance, Run, event_path
+from eventviewer.templatetags.eventviewer import dollars, duration
+from eventviewer.trajectory import charts, patterns, runs
 from eventviewer.views.columns import sortable
 
 SHOWN = Q(instances__conversation__deleting=False)  # a conversation being deleted is shown nowhere
@@ -27,7 +33,72 @@ RUN_COLUMNS = [
     ("tokens", "Tokens"),
     ("cost", "Cost"),
     ("duration", "Duration"),
+    ("failure", "First failure"),
 ]
+
+
+def run_totals(shown: QuerySet[Instance]) -> runs.Totals:
+    """The totals of these instances: one small row each, read once."""
+    rows = shown.values_list(
+        "outcome",
+        "turns",
+        "conversation__prompt_tokens",
+        "conversation__completion_tokens",
+        "conversation__cost",
+        "conversation__duration",
+        "conversation__pending_count",
+        "conversation__mismatch_count",
+    )
+    return runs.totals(
+        runs.Figures(
+            outcome,
+            tokens=None if prompt is None and completion is None else (prompt or 0) + (completion or 0),
+            cost=cost,
+            duration=duration,
+            turns=turns,
+            problems=pending + mismatched,
+        )
+        for outcome, turns, prompt, completion, cost, duration, pending, mismatched in rows.iterator()
+    )
+
+
+CHARTED = [("turns", "turns"), ("cost", "conversation__cost"), ("duration", "conversation__duration")]
+CHART_FORMATS: dict[str, Callable[[float], str]] = {
+    "turns": lambda v: f"{v:,.0f}",
+    "cost": dollars,
+    "duration": duration,
+}
+
+
+def _charts(shown: QuerySet[Instance], form: RunForm) -> list[tuple[str, str]]:
+    """A bar chart per figure, each bar a link to the table filtered to its range."""
+    rows = list(shown.values_list("outcome", *(column for _, column in CHARTED)))
+    query = {k: v for k, v in form.data.items() if k not in ("page",) and v}
+    found = []
+    for i, (name, _) in enumerate(CHARTED):
+        shown_as = CHART_FORMATS[name]
+        counted = charts.bars(((r[0], r[i + 1]) for r in rows), runs.OUTCOMES, whole=name == "turns")
+        if not counted:
+            continue
+
+        def link(bar: charts.Bar, name: str = name) -> str:
+            return "?" + urlencode(query | {name: f"{bar.low!r}:{bar.high!r}"})
+
+        def label(bar: charts.Bar, shown_as: Callable[[float], str] = shown_as) -> str:
+            split = ", ".join(f"{n} {runs.OUTCOME_LABELS[o]}" for o, n in bar.counts.items() if n)
+            return f"{shown_as(bar.low)} to {shown_as(bar.high)}: {bar.total} instances ({split})"
+
+        found.append((name.capitalize(), charts.svg(f"{name.capitalize()} per instance", counted, link, label)))
+    return found
+
+
+def _links(run: Run, instance_ids: list[str]) -> dict[str, str]:
+    """Instance id -> its conversation's page, for these instances of ``run``."""
+    link = reverse("eventviewer:conversation", args=["-"])
+    rows = run.instances.filter(instance_id__in=instance_ids).values_list(
+        "instance_id", "conversation__conversation_id"
+    )
+    return {i: link.replace("/-/", f"/{cid}/") for i, cid in rows}
 
 
 @require_safe
@@ -45,16 +116,29 @@ def run_detail(request: HttpRequest, slug: str) -> HttpResponse:
     run = get_object_or_404(Run, slug=slug)
     form = checked(RunForm(request.GET))
     q, outcome = form.cleaned_data["q"].strip(), form.cleaned_data["outcome"]
+    pattern, pending = form.cleaned_data["pattern"], form.cleaned_data["pending"]
     shown = run.instances.filter(conversation__deleting=False)
     instances = shown.annotate(
         problems=F("conversation__pending_count") + F("conversation__mismatch_count"),
         tokens=F("conversation__prompt_tokens") + F("conversation__completion_tokens"),
     )
     counts = dict(shown.values_list("outcome").annotate(n=Count("pk")).values_list("outcome", "n"))
+    totals = run_totals(shown)
     if q:
         instances = instances.filter(instance_id__icontains=q)
     if outcome:
         instances = instances.filter(outcome=outcome)
+    if pattern:
+        instances = instances.filter(pattern=pattern)
+    if pending:
+        instances = instances.filter(problems__gt=0)
+    for name, column in CHARTED:
+        if form.cleaned_data[name]:
+            low, high = form.cleaned_data[name]
+            instances = instances.filter(**{f"{column}__gte": low, f"{column}__lt": high})
+    found_patterns = patterns.grouped(
+        shown.exclude(pattern="").exclude(pattern__isnull=True).values_list("instance_id", "pattern"), totals.instances
+    )
     # Plain rows, each with its link made here: model instances and a reverse() per row
     # cost more than the rest of the page.
     rows = instances.order_by(*form.ordering()).values(
@@ -65,6 +149,10 @@ def run_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "turns",
         "problems",
         "tokens",
+        "first_failure",
+        "first_failure_kind",
+        "first_failure_tool",
+        "first_failure_text",
         cid=F("conversation__conversation_id"),
         cost=F("conversation__cost"),
         duration=F("conversation__duration"),
@@ -74,7 +162,10 @@ def run_detail(request: HttpRequest, slug: str) -> HttpResponse:
     link = reverse("eventviewer:conversation", args=["-"])
     for row in page.object_list:
         row["url"] = link.replace("/-/", f"/{row['cid']}/")
+        if row["first_failure"]:
+            row["failure_url"] = row["url"] + event_path(row["first_failure"])
         row["label"] = runs.OUTCOME_LABELS.get(row["outcome"], row["outcome"])
+    examples = _links(run, [i for p in found_patterns for i in p.examples])
     sort, direction = form.sorted_by()
     columns = sortable(RUN_COLUMNS, sort, direction, ascending=form.ASCENDING, text=form.ASCENDING)
     context = {
@@ -83,11 +174,18 @@ def run_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "page": page,
         "q": q,
         "outcome": outcome,
+        "pattern": pattern,
+        "pending": pending,
+        "ranges": [(name, request.GET[name]) for name, _ in CHARTED if form.cleaned_data[name]],
+        "patterns": [(p, [(i, examples.get(i, "")) for i in p.examples]) for p in found_patterns],
         "sort": sort,
         "dir": direction,
         "columns": columns,
         "outcomes": [(key, runs.OUTCOME_LABELS[key], counts.get(key, 0)) for key in runs.OUTCOMES],
         "total": sum(counts.values()),
+        "totals": totals,
+        # Built from numbers, our outcome names and escaped links (trajectory.charts).
+        "charts": [(title, mark_safe(svg)) for title, svg in _charts(shown, form)],
         "others": Run.objects.exclude(pk=run.pk).only("name", "slug"),
     }
     if request.htmx and not request.htmx.history_restore_request:
@@ -95,35 +193,89 @@ def run_detail(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "runs/detail.html", context)
 
 
+SIDE_FIELDS = ("outcome", "turns", "tokens", "cost", "first_failure_kind", "first_failure_tool", "first_failure_text")
+
+
+def sides_of(a: Run, b: Run) -> dict[str, dict[str, dict[str, Any]]]:
+    """Instance id -> "a" / "b" -> that run's row of it: one small row per instance."""
+    rows = (
+        Instance.objects.filter(run__in=[a, b], conversation__deleting=False)
+        .annotate(tokens=F("conversation__prompt_tokens") + F("conversation__completion_tokens"))
+        .values(
+            "run_id",
+            "instance_id",
+            "first_failure",
+            *SIDE_FIELDS,
+            cost=F("conversation__cost"),
+            cid=F("conversation__conversation_id"),
+            head=F("conversation__head__event_id"),
+        )
+    )
+    link = reverse("eventviewer:conversation", args=["-"])
+    found: dict[str, dict[str, dict[str, Any]]] = {}
+    for row in rows.iterator():
+        row["url"] = link.replace("/-/", f"/{row['cid']}/")
+        row["label"] = runs.OUTCOME_LABELS.get(row["outcome"], row["outcome"])
+        found.setdefault(row["instance_id"], {})["a" if row["run_id"] == a.pk else "b"] = row
+    return found
+
+
 @require_safe
+@vary_on_headers("HX-Request")
 def run_compare(request: HttpRequest) -> HttpResponse:
-    params = checked(RunCompareForm(request.GET)).cleaned_data
+    form = checked(RunCompareForm(request.GET))
+    params = form.cleaned_data
     a = get_object_or_404(Run, slug=params["a"])
     b = get_object_or_404(Run, slug=params["b"])
-    rows = Instance.objects.filter(run__in=[a, b], conversation__deleting=False).values_list(
-        "run_id", "instance_id", "outcome", "conversation__conversation_id"
+    sides = sides_of(a, b)
+    found = runs.changes(
+        {i: s["a"]["outcome"] for i, s in sides.items() if "a" in s},
+        {i: s["b"]["outcome"] for i, s in sides.items() if "b" in s},
     )
-    outcomes: dict[int, dict[str, str]] = {a.pk: {}, b.pk: {}}
-    links: dict[tuple[int, str], str] = {}
-    for run_id, instance_id, outcome, conversation_id in rows:
-        outcomes[run_id][instance_id] = outcome
-        links[run_id, instance_id] = conversation_id
-    comparison = runs.compare(outcomes[a.pk], outcomes[b.pk])
-
-    def listed(ids: list[str]) -> list[tuple[str, str | None, str | None, str, str]]:
-        return [
-            (i, links.get((a.pk, i)), links.get((b.pk, i)), outcomes[a.pk].get(i, ""), outcomes[b.pk].get(i, ""))
-            for i in ids
-        ]
-
+    counts = {c: 0 for c in runs.CHANGES}
+    for c in found.values():
+        counts[c] += 1
+    wanted = params["change"]
+    both = reverse("eventviewer:compare-conversations")
+    rows = []
+    for instance_id, c in found.items():
+        if wanted and c != wanted:
+            continue
+        side_a, side_b = sides[instance_id].get("a"), sides[instance_id].get("b")
+        pair = ""
+        if side_a and side_b and side_a["head"] and side_b["head"]:
+            ends = {"a": f"{side_a['cid']}:{side_a['head']}", "b": f"{side_b['cid']}:{side_b['head']}"}
+            pair = f"{both}?{urlencode(ends)}"
+        label = runs.CHANGE_LABELS[c]
+        rows.append(
+            {
+                "instance_id": instance_id,
+                "change": c,
+                "label": label,
+                "sides": [("A", side_a), ("B", side_b)],
+                "pair": pair,
+            }
+        )
+    page = Paginator(rows, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(params["page"] or 1)
+    totals_a = run_totals(a.instances.filter(conversation__deleting=False))
+    totals_b = run_totals(b.instances.filter(conversation__deleting=False))
+    paired = {i: c for i, c in found.items() if c not in (runs.ONLY_A, runs.ONLY_B)}
     context = {
         "a": a,
         "b": b,
-        "comparison": comparison,
-        "gained": listed(comparison.gained),
-        "lost": listed(comparison.lost),
-        "only_a": listed(comparison.only_a),
-        "only_b": listed(comparison.only_b),
-        "labels": runs.OUTCOME_LABELS,
+        "change": wanted,
+        "changes": [(c, runs.CHANGE_LABELS[c], counts[c]) for c in runs.CHANGES],
+        "total": len(found),
+        "page": page,
+        "totals": (totals_a, totals_b),
+        "rate_difference": None
+        if totals_a.resolve_rate is None or totals_b.resolve_rate is None
+        else totals_b.resolve_rate - totals_a.resolve_rate,
+        "cost_difference": totals_b.cost.total - totals_a.cost.total,
+        "tokens_difference": totals_b.tokens.total - totals_a.tokens.total,
+        "paired": len(paired),
+        "mcnemar_p": runs.mcnemar_p(paired),
     }
+    if request.htmx and not request.htmx.history_restore_request:
+        return render(request, "runs/compare.html#instances", context)
     return render(request, "runs/compare.html", context)

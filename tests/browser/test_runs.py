@@ -51,24 +51,60 @@ def test_an_error_instance_of_a_v0_run_shows_its_error(new_context, runs):
     page.get_by_role("link", name="pony v0").click()
     page.get_by_role("link", name="error 1").click()
     expect(page).to_have_url(re.compile(r"outcome=error"))  # the table swapped in: its links are the new ones
-    page.get_by_role("link", name="ponylang__ponyc-4588").click()
+    page.locator("#instance-table").get_by_role("link", name="ponylang__ponyc-4588").click()
     expect(page.locator("#instance")).to_contain_text("Agent reached maximum iteration")
 
 
-def test_comparing_two_runs_links_each_flipped_instance(new_context, runs, tmp_path):
+@pytest.mark.parametrize("width", [1400, 360])
+def test_from_a_pattern_to_a_first_failure_then_two_runs_side_by_side(
+    new_context, transactional_db, live_server, settings, tmp_path, width
+):
+    import copy
     import json
 
-    rows = [json.loads(line) for line in (FIXTURES / "evaluation" / "parallel-pending.jsonl").read_text().splitlines()]
-    rows[1]["test_result"] = {"resolved": True}
-    (tmp_path / "rerun.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    import_paths([(tmp_path / "rerun.jsonl", "rerun.jsonl")], run="rerun")
-    page = new_context(viewport={"width": 360, "height": 800}).new_page()
+    from tests.test_runs import MISSING, crafted_rows
+
+    settings.EVENTVIEWER_REQUIRE_LOGIN = False
+    a = crafted_rows()
+    b = copy.deepcopy(a)
+    for data in b:
+        data["test_result"]["resolved"] = data["instance_id"].startswith(("mod-", "ok-"))
+        renamed = {e["id"]: f"b-{e['id']}" for e in data["history"]}  # another run: its own event ids
+        for event in data["history"]:
+            for key in ("id", "parent_id", "action_id"):
+                if event.get(key) in renamed:
+                    event[key] = renamed[event[key]]
+        for event in data["history"]:  # the module found this time
+            observation = event.get("observation") or {}
+            if observation.get("exit_code") == 1:
+                observation["exit_code"] = observation["metadata"]["exit_code"] = 0
+                observation["content"][0]["text"] = "5"
+    for name, data in (("before", a), ("after", b)):
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in data))
+        import_paths([(tmp_path / f"{name}.jsonl", f"{name}.jsonl")], run=name)
+    page = new_context(viewport={"width": width, "height": 800}).new_page()
     page.goto("/runs/")
-    page.get_by_role("link", name="fixtures", exact=True).click()
-    page.get_by_label("Compare with").select_option(label="rerun")
+    page.get_by_role("link", name="before", exact=True).click()
+    expect(page.locator("#run-totals")).to_contain_text("Resolve rate16.7%")
+    page.locator("#run-patterns").get_by_role("link", name=MISSING).click()
+    table = page.locator("#instance-table")
+    expect(table.locator("tbody tr")).to_have_count(4)
+    expect(page).to_have_url(re.compile(r"pattern=terminal"))
+    assert page.evaluate(WIDE), "the run page scrolls sideways"
+    table.locator("tbody tr", has_text="mod-b").get_by_role("link", name=re.compile("non-zero exit code")).click()
+    expect(page.locator("body")).to_contain_text("No module named 'numpy'")
+    assert page.evaluate(WIDE), "the event page scrolls sideways"
+
+    page.goto("/runs/before/")
+    page.get_by_label("Compare with").select_option(label="after")
     page.get_by_role("button", name="Compare").click()
-    comparison = page.locator("#run-comparison")
-    expect(comparison).to_contain_text("Resolved in B, not in A (1)")
+    expect(page.locator("#run-significance")).to_contain_text("p = 0.125")
+    changes = page.locator("#compare-table")
+    changes.get_by_role("link", name="fixed 4").click()
+    expect(changes.locator("tbody tr")).to_have_count(4)
+    expect(page).to_have_url(re.compile(r"change=fixed"))
     assert page.evaluate(WIDE), "the comparison scrolls sideways"
-    comparison.get_by_role("link", name="B: resolved").click()
-    expect(page.locator("#instance")).to_contain_text("resolved instance confirmation-pending of run rerun")
+    changes.locator("tbody tr", has_text="mod-a").get_by_role("link", name="trajectories").click()
+    expect(page.get_by_role("heading", name="Compare two branches")).to_be_visible()
+    expect(page.locator("body")).to_contain_text("ModuleNotFoundError")
+    assert page.evaluate(WIDE), "the two trajectories scroll sideways"

@@ -53,7 +53,41 @@ def test_the_model_comes_from_the_metadata_then_the_metrics():
 def test_compare_tells_flips_from_instances_only_one_run_has():
     a = {"x": "resolved", "y": "failed", "z": "resolved", "w": "error", "only-a": "resolved"}
     b = {"x": "resolved", "y": "resolved", "z": "failed", "w": "empty", "only-b": "failed"}
-    result = runs.compare(a, b)
-    assert result.gained == ["y"] and result.lost == ["z"]
-    assert (result.both, result.neither) == (1, 1)
-    assert result.only_a == ["only-a"] and result.only_b == ["only-b"]
+    assert runs.changes(a, b) == {
+        "only-a": "only-a",
+        "only-b": "only-b",
+        "w": "still-failing",
+        "x": "still-resolved",
+        "y": "fixed",
+        "z": "broken",
+    }
+
+
+def test_the_paired_test_counts_only_the_flips():
+    found = {f"f{i}": runs.FIXED for i in range(6)} | {"s": runs.STILL_RESOLVED, "o": runs.ONLY_B}
+    assert runs.mcnemar_p(found) == 0.03125  # 6 fixed, 0 broken
+    assert runs.mcnemar_p(found | {"b": runs.BROKEN}) == 0.125
+
+
+def test_a_runs_totals_count_outcomes_and_rate_the_scored_ones():
+    found = runs.totals(
+        [
+            runs.Figures("resolved", tokens=100, cost=0.5, duration=10.0, turns=3),
+            runs.Figures("failed", tokens=300, cost=1.5, duration=30.0, turns=9, problems=2),
+            runs.Figures("error", tokens=None, cost=None, duration=5.0, turns=1),
+            runs.Figures("unscored", tokens=200, cost=1.0, duration=None, turns=5),
+            runs.Figures("empty"),
+        ]
+    )
+    assert found.instances == 5 and found.scored == 3 and found.not_scored == 2
+    assert found.counts == {"resolved": 1, "failed": 1, "error": 1, "empty": 1, "unscored": 1}
+    assert found.resolve_rate == pytest.approx(1 / 3)
+    assert found.interval == pytest.approx((0.0615, 0.7923), abs=1e-4)
+    assert (found.tokens.total, found.tokens.median, found.tokens.recorded) == (600, 200, 3)
+    assert found.cost.total == pytest.approx(3.0) and found.duration.median == pytest.approx(10.0)
+    assert found.turns.total == 18 and found.with_problems == 1
+
+
+def test_a_run_with_nothing_scored_has_no_rate():
+    found = runs.totals([runs.Figures("unscored")])
+    assert found.resolve_rate is None and found.interval is None and found.tokens.median is None
