@@ -356,7 +356,7 @@ def test_the_export_streams_in_constant_memory(user_client, tmp_path, settings):
     import tracemalloc
 
     # What the process caches (read branches, up to the cache's bound) is not the export's.
-    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}
+    settings.CACHES = {**settings.CACHES, "default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}
 
     template = read_rows(PARALLEL_PENDING)[0]
     peaks = []
