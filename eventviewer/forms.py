@@ -174,6 +174,7 @@ class ShareForm(forms.Form):
     note = forms.CharField(
         max_length=500, required=False, widget=forms.TextInput(attrs={"placeholder": "What should they look at?"})
     )
+    can_comment = forms.BooleanField(required=False, label="the reviewer may comment")
 
     def expires_at(self):
         delta = self.EXPIRY[self.cleaned_data.get("expires") or self.DEFAULT_EXPIRY]

@@ -3,7 +3,20 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from eventviewer import api
-from eventviewer.views import compare, conversations, events, exports, files, imports, live, runs, search, share, site
+from eventviewer.views import (
+    compare,
+    conversations,
+    events,
+    exports,
+    files,
+    imports,
+    live,
+    reviews,
+    runs,
+    search,
+    share,
+    site,
+)
 
 app_patterns = [
     path("", conversations.conversation_list, name="conversation-list"),
@@ -42,6 +55,10 @@ app_patterns = [
     path("s/<str:token>/sub/<str:subagent>/events/<path:event_id>/", share.shared_event, name="share-subagent-event"),
     path("s/<str:token>/sub/<str:subagent>/events/", share.shared_event, name="share-subagent-event-by-query"),
     path("s/<str:token>/live/", live.shared_live, name="share-live"),
+    path("s/<str:token>/api/comments/", reviews.shared_comments, name="share-comments"),
+    path("s/<str:token>/sub/<str:subagent>/api/comments/", reviews.shared_comments, name="share-subagent-comments"),
+    path("s/<str:token>/api/verdict/", reviews.shared_verdict, name="share-verdict"),
+    path("s/<str:token>/sub/<str:subagent>/api/verdict/", reviews.shared_verdict, name="share-subagent-verdict"),
     path("s/<str:token>/sub/<str:subagent>/compare/", compare.shared_compare, name="share-subagent-compare"),
     path("s/<str:token>/sub/<str:subagent>/files/", files.shared_files, name="share-subagent-files"),
     path("s/<str:token>/sub/<str:subagent>/search/", search.shared_search, name="share-subagent-search"),
@@ -54,6 +71,8 @@ app_patterns = [
     path("api/conversations/", api.conversations, name="api-conversations"),
     path("api/conversations/<str:conversation_id>/path/", api.path, name="api-path"),
     path("api/conversations/<str:conversation_id>/search/", api.search, name="api-search"),
+    path("api/conversations/<str:conversation_id>/comments/", reviews.conversation_comments, name="api-comments"),
+    path("api/conversations/<str:conversation_id>/verdict/", reviews.conversation_verdict, name="api-verdict"),
 ]
 
 urlpatterns = [
