@@ -4,6 +4,7 @@ from django.urls import include, path
 
 from eventviewer import api
 from eventviewer.views import (
+    comments,
     compare,
     conversations,
     events,
@@ -36,6 +37,9 @@ app_patterns = [
     path("c/<str:conversation_id>/export/", exports.export_branch, name="export"),
     path("c/<str:conversation_id>/head/", conversations.set_head, name="set-head"),
     path("c/<str:conversation_id>/live/", live.conversation_live, name="live"),
+    path("c/<str:conversation_id>/comments/", comments.comment_create, name="comment-create"),
+    path("c/<str:conversation_id>/comments/<int:pk>/", comments.comment_change, name="comment-change"),
+    path("c/<str:conversation_id>/verdict/", comments.verdict_give, name="verdict"),
     path("c/<str:conversation_id>/delete/", conversations.delete, name="delete"),
     path("c/<str:conversation_id>/share/", share.share_create, name="share-create"),
     path("c/<str:conversation_id>/share/<int:pk>/revoke/", share.share_revoke, name="share-revoke"),
@@ -55,6 +59,20 @@ app_patterns = [
     path("s/<str:token>/sub/<str:subagent>/events/<path:event_id>/", share.shared_event, name="share-subagent-event"),
     path("s/<str:token>/sub/<str:subagent>/events/", share.shared_event, name="share-subagent-event-by-query"),
     path("s/<str:token>/live/", live.shared_live, name="share-live"),
+    path("s/<str:token>/comments/", comments.shared_comment_create, name="share-comment-create"),
+    path("s/<str:token>/comments/<int:pk>/", comments.shared_comment_change, name="share-comment-change"),
+    path("s/<str:token>/verdict/", comments.shared_verdict_give, name="share-verdict-give"),
+    path(
+        "s/<str:token>/sub/<str:subagent>/comments/",
+        comments.shared_comment_create,
+        name="share-subagent-comment-create",
+    ),
+    path(
+        "s/<str:token>/sub/<str:subagent>/comments/<int:pk>/",
+        comments.shared_comment_change,
+        name="share-subagent-comment-change",
+    ),
+    path("s/<str:token>/sub/<str:subagent>/verdict/", comments.shared_verdict_give, name="share-subagent-verdict-give"),
     path("s/<str:token>/api/comments/", reviews.shared_comments, name="share-comments"),
     path("s/<str:token>/sub/<str:subagent>/api/comments/", reviews.shared_comments, name="share-subagent-comments"),
     path("s/<str:token>/api/verdict/", reviews.shared_verdict, name="share-verdict"),

@@ -33,6 +33,7 @@ from eventviewer.views import deep
 from eventviewer.views import turns as branch_turns
 from eventviewer.views.branches import branch_list
 from eventviewer.views.columns import sortable
+from eventviewer.views.comments import review_of
 from eventviewer.views.hits import best_hit
 from eventviewer.views.problems import Reasons, problem_lines
 
@@ -134,6 +135,7 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
             "failures", lambda: branch_turns.failure_summary(conversation, found, turns)
         )
         context["drift"] = conversation.workspace_drift(reading.path)
+        context["review"] = review_of(request, scope, leaf, reading)
 
         def strip() -> tuple[str, Axis | None]:
             def link(eid: str) -> str:
