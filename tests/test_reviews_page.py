@@ -183,3 +183,62 @@ def test_a_link_cannot_change_another_conversations_comment(user_client, branchi
     pk = Comment.objects.get().pk
     response = Client().post(f"{other.get_absolute_url()}comments/{pk}/", {"action": "resolve", "author": "A"})
     assert response.status_code == 404 and not Comment.objects.get().resolved
+
+
+# The conversation list
+
+
+def test_the_list_shows_and_filters_by_comments_labels_and_verdicts(user_client, branching, imported):
+    plain = imported("simple")
+    one, _, root = two_branches(branching)
+    url = f"{branching.get_absolute_url()}comments/"
+    comment(user_client, url, event_id=root, leaf=one, body="a", labels=["root cause"])
+    comment(user_client, url, event_id=one, leaf=one, body="b")
+    user_client.post(f"{url}{Comment.objects.get(body='b').pk}/", {"action": "resolve", "leaf": one})
+    user_client.post(f"{branching.get_absolute_url()}verdict/", {"verdict": "fail"})
+
+    def listed(**query) -> list[str]:
+        response = user_client.get("/", query)
+        assert response.status_code == 200
+        html = response.content.decode()
+        return [c.conversation_id for c in (branching, plain) if f"/c/{c.conversation_id}/" in html]
+
+    html = user_client.get("/").content.decode()
+    row = html[html.index(f"/c/{branching.conversation_id}/") :]
+    row = row[: row.index("</tr>")]
+    assert "1/2" in row and "root cause" in row and "fail" in row
+    assert listed(label="root cause") == [branching.conversation_id]
+    assert listed(label="gave up") == []
+    assert listed(verdict="fail") == [branching.conversation_id]
+    assert listed(verdict="pass") == []
+    assert listed(verdict="none") == [plain.conversation_id]
+    assert listed(comments="open") == [branching.conversation_id]
+    assert listed(comments="none") == [plain.conversation_id]
+    assert listed(comments="any", sort="comments") == [branching.conversation_id]
+
+
+@pytest.mark.parametrize(
+    ("query", "named"),
+    [
+        ({"label": "no such"}, "label: there is no label"),
+        ({"verdict": "maybe"}, "verdict:"),
+        ({"comments": "lots"}, "comments:"),
+    ],
+)
+def test_bad_review_filters_get_a_400_naming_them(user_client, query, named):
+    response = user_client.get("/", query)
+    assert response.status_code == 400 and named in response.content.decode()
+
+
+@pytest.mark.parametrize("sort", ["comments", "labels", "verdicts"])
+def test_the_list_sorts_by_review_columns(user_client, branching, imported, sort):
+    plain = imported("simple")
+    one, _, root = two_branches(branching)
+    comment(
+        user_client, f"{branching.get_absolute_url()}comments/", event_id=root, leaf=one, body="a", labels=["gave up"]
+    )
+    user_client.post(f"{branching.get_absolute_url()}verdict/", {"verdict": "pass"})
+    for direction, first in (("desc", branching), ("asc", plain)):
+        html = user_client.get("/", {"sort": sort, "dir": direction}).content.decode()
+        others = {branching: plain, plain: branching}
+        assert html.index(f"/c/{first.conversation_id}/") < html.index(f"/c/{others[first].conversation_id}/")

@@ -7,13 +7,15 @@ from dataclasses import dataclass, field
 
 from django.contrib.auth.decorators import login_not_required
 from django.core.exceptions import BadRequest, PermissionDenied
+from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from eventviewer.lookups import get_conversation
-from eventviewer.models import Comment, Event, Label, Verdict
+from eventviewer.models import Comment, ConversationLabel, Event, Label, Verdict
 from eventviewer.scope import Scope
 from eventviewer.trajectory.reading import Reading
 from eventviewer.trajectory.reviews import AUTHOR_MAX_LENGTH, Note, on_branch, open_first, reviewer_name, threads
@@ -214,3 +216,67 @@ def shared_comment_change(request: HttpRequest, token: str, pk: int, subagent: s
 @login_not_required
 def shared_verdict_give(request: HttpRequest, token: str, subagent: str | None = None) -> HttpResponse:
     return _refusals(lambda: _write_verdict(request, shared_scope(token, subagent, commenting=True)))
+
+
+def _counted(rows: QuerySet) -> Coalesce:
+    counted = rows.order_by().values("conversation").annotate(n=Count("pk")).values("n")
+    return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
+
+
+def with_review_counts(conversations: QuerySet) -> QuerySet:
+    """The list's review columns: open and all threads, labels (on comments or the
+    conversation) and verdicts, one subquery each so that no join multiplies the rows."""
+    threads = Comment.objects.filter(conversation=OuterRef("pk"), parent__isnull=True)
+    labelled = Comment.labels.through.objects.filter(comment__conversation=OuterRef("pk"))
+    return conversations.annotate(
+        comment_open=_counted(threads.filter(resolved=False)),
+        comment_total=_counted(threads),
+        label_count=Coalesce(
+            Subquery(
+                labelled.order_by().values("comment__conversation").annotate(n=Count("pk")).values("n"),
+                output_field=IntegerField(),
+            ),
+            Value(0),
+        )
+        + _counted(ConversationLabel.objects.filter(conversation=OuterRef("pk"))),
+        verdict_count=_counted(Verdict.objects.filter(conversation=OuterRef("pk"))),
+    )
+
+
+def filtered_by_reviews(conversations: QuerySet, params: dict) -> QuerySet:
+    """The list's ?label=, ?verdict= and ?comments= filters."""
+    mine = OuterRef("pk")
+    if name := params.get("label"):
+        on_comment = Comment.objects.filter(conversation=mine, labels__name=name)
+        on_conversation = ConversationLabel.objects.filter(conversation=mine, label__name=name)
+        conversations = conversations.filter(Q(Exists(on_comment)) | Q(Exists(on_conversation)))
+    if verdict := params.get("verdict"):
+        given = Verdict.objects.filter(conversation=mine)
+        conversations = conversations.filter(
+            ~Exists(given) if verdict == "none" else Exists(given.filter(outcome=verdict))
+        )
+    if comments := params.get("comments"):
+        threads = Comment.objects.filter(conversation=mine, parent__isnull=True)
+        found = {"open": Exists(threads.filter(resolved=False)), "any": Exists(threads), "none": ~Exists(threads)}
+        conversations = conversations.filter(found[comments])
+    return conversations
+
+
+def review_cells(conversations: list) -> None:
+    """Each listed conversation's labels and verdicts, read for the page's rows at once."""
+    pks = [c.pk for c in conversations]
+    labels: dict[int, set[str]] = {}
+    for conversation_id, name in Comment.labels.through.objects.filter(comment__conversation__in=pks).values_list(
+        "comment__conversation", "label__name"
+    ):
+        labels.setdefault(conversation_id, set()).add(name)
+    for conversation_id, name in ConversationLabel.objects.filter(conversation__in=pks).values_list(
+        "conversation", "label__name"
+    ):
+        labels.setdefault(conversation_id, set()).add(name)
+    verdicts: dict[int, list[str]] = {}
+    for conversation_id, outcome in Verdict.objects.filter(conversation__in=pks).values_list("conversation", "outcome"):
+        verdicts.setdefault(conversation_id, []).append(outcome)
+    for c in conversations:
+        c.review_labels = sorted(labels.get(c.pk, ()))
+        c.review_verdicts = sorted(verdicts.get(c.pk, []))
