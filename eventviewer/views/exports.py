@@ -22,6 +22,7 @@ from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_safe
 
 from eventviewer.forms import ExportForm, RawForm
+from eventviewer.imports import reviews
 from eventviewer.lookups import get_conversation, get_leaf, valid
 from eventviewer.models import PAYLOAD_CHUNK, Conversation, ConversationState, EventPayload, unpack
 from eventviewer.scope import MAX_NESTING, Scope
@@ -75,7 +76,7 @@ class _Sink:
 
 
 def sdk_files(
-    conversation: Conversation, folder: str, depth: int = 0, raw: bool = False
+    conversation: Conversation, folder: str, depth: int = 0, raw: bool = False, with_reviews: bool = True
 ) -> Iterator[tuple[str, bytes]]:
     """The conversation's folder as the SDK writes it, file by file: ``base_state.json``
     (its secrets masked unless ``raw``), ``events/event-NNNNN-<id>.json`` with each event's
@@ -88,6 +89,8 @@ def sdk_files(
             minimal["leaf_event_id"] = head
         state = orjson.dumps(minimal)
     yield f"{folder}/base_state.json", state if raw else masking.masked_json(state)
+    if with_reviews and reviews.has_reviews(conversation):  # eventviewer's own file, read back by its import
+        yield f"{folder}/{reviews.NAME}", reviews.reviews_file(conversation)
     last = -1
     while True:
         rows = list(
@@ -102,7 +105,7 @@ def sdk_files(
         last = rows[-1][0]
     if depth < MAX_NESTING:
         for child in conversation.subagents.order_by("conversation_id"):
-            yield from sdk_files(child, f"{folder}/subagents/{child.conversation_id}", depth + 1, raw)
+            yield from sdk_files(child, f"{folder}/subagents/{child.conversation_id}", depth + 1, raw, with_reviews)
 
 
 def _zip(files: Iterable[tuple[str, bytes]]) -> Iterator[bytes]:
@@ -137,7 +140,10 @@ def conversation_zip(request: HttpRequest, scope: Scope, raw: bool = False) -> H
             "the SDK's folder; export its branches as JSON events instead."
         )
     folder = conversation.conversation_id
-    return _download(_zip(sdk_files(conversation, folder, raw=raw)), f"{folder}.zip", "application/zip")
+    # A read-only link's reviewer cannot read the comments: its zip leaves them out.
+    with_reviews = scope.share is None or scope.share.can_comment
+    files = sdk_files(conversation, folder, raw=raw, with_reviews=with_reviews)
+    return _download(_zip(files), f"{folder}.zip", "application/zip")
 
 
 @require_safe
