@@ -42,7 +42,7 @@ def state(conversation: Conversation) -> tuple:
             c.author,
             c.resolved,
             c.parent.body if c.parent else None,
-            tuple(l.name for l in c.labels.all()),
+            tuple(label.name for label in c.labels.all()),
         )
         for c in Comment.objects.filter(conversation=conversation)
     )
