@@ -116,3 +116,33 @@ def test_a_bad_reviews_file_refuses_the_import_naming_it(user_client, reviewed, 
         f"bad.zip/{reviewed.conversation_id}/reviews.json: " in p and named in p for p in refused.value.problems
     ), refused.value.problems
     assert not Conversation.objects.exists() and not Comment.objects.exists()
+
+
+def markdown_export(client: Client, conversation: Conversation, leaf: str, base: str | None = None) -> str:
+    url = f"{base or conversation.get_absolute_url()}export/"
+    response = client.get(url, {"format": "markdown", "leaf": leaf})
+    assert response.status_code == 200
+    return b"".join(response.streaming_content).decode() if response.streaming else response.content.decode()
+
+
+def test_the_markdown_export_of_a_branch_has_its_threads_at_their_events(user_client, reviewed):
+    leaves = [n["id"] for n in reviewed.skeleton["nodes"] if n["leaf"]]
+    other = next(leaf for leaf in leaves if leaf != reviewed.skeleton["head"])
+    url = f"{reviewed.get_absolute_url()}comments/"
+    user_client.post(url, {"event_id": other, "leaf": other, "body": "only on the other branch"})
+    text = markdown_export(user_client, reviewed, reviewed.skeleton["head"])
+    turns = text[text.index("## Turns") :]
+    first_turn_end = turns.index("### 2.")
+    assert "**Comment by reviewer-lead" in turns[:first_turn_end]
+    assert "labels: root cause · resolved" in turns[:first_turn_end]
+    assert "```markdown\n  **why** here?\n  ```" in turns[:first_turn_end]
+    assert "**Reply by reviewer-lead" in turns[:first_turn_end]
+    assert "only on the other branch" not in text
+    assert "only on the other branch" in markdown_export(user_client, reviewed, other)
+
+
+def test_a_read_only_links_markdown_export_has_no_threads(reviewed):
+    share = ShareLink.objects.create(conversation=reviewed)
+    assert "Comment by" not in markdown_export(Client(), reviewed, reviewed.skeleton["head"], share.get_absolute_url())
+    commenting = ShareLink.objects.create(conversation=reviewed, can_comment=True)
+    assert "Comment by" in markdown_export(Client(), reviewed, reviewed.skeleton["head"], commenting.get_absolute_url())

@@ -74,3 +74,14 @@ def on_branch(found: Iterable[Thread], branch: Collection[str], leaf: str) -> di
 def reviewer_name(typed: str, note: str) -> str:
     """How a share-link reviewer is shown: the name they typed, and the link's note."""
     return f"{typed} (via share link: {note})" if note else f"{typed} (via share link)"
+
+
+@dataclass(frozen=True)
+class Written:
+    """A comment as an export writes it."""
+
+    author: str
+    when: str
+    body: str
+    labels: tuple[str, ...] = ()
+    resolved: bool = False

@@ -29,6 +29,7 @@ from eventviewer.scope import MAX_NESTING, Scope
 from eventviewer.trajectory import export, kinds, masking
 from eventviewer.trajectory.events import Light, one_line
 from eventviewer.trajectory.reading import Reading
+from eventviewer.trajectory.reviews import Note, Written, on_branch, threads
 from eventviewer.trajectory.view import SUMMARY_SUFFIX
 from eventviewer.views.share import shared_view
 from eventviewer.views.turns import MODEL
@@ -242,6 +243,12 @@ def _markdown(request: HttpRequest, scope: Scope, reading: Reading) -> Iterator[
     yield _problems(reading, link).encode()
     yield b"## Turns\n\n"
     result_for = reading.pairing.result_for
+    threads = _threads_on(scope, reading) if scope.share is None or scope.share.can_comment else {}
+
+    def ids_of(turn) -> list[str]:
+        ids = [e.event_id for e in turn.events]
+        return ids + [result_for[i] for i in ids if i in result_for]
+
     shown = {result_for[e.event_id] for t in reading.turns if t.is_batch for e in t.events if e.event_id in result_for}
     turns = [t for t in reading.turns if not (len(t.events) == 1 and t.events[0].event_id in shown)]
     by_id = {e.event_id: e for e in reading.path}
@@ -254,6 +261,27 @@ def _markdown(request: HttpRequest, scope: Scope, reading: Reading) -> Iterator[
         data = {i: loaded.get(by_id[i].pk, {}) for i in ids}
         for number, turn in enumerate(chunk, start=start + 1):
             yield export.review_turn(number, turn, data, result_for, link).encode()
+            if threads:
+                at = [t for i in ids_of(turn) for t in threads.get(i, [])]
+                if at:
+                    yield export.comment_threads(at).encode()
+
+
+def _threads_on(scope: Scope, reading: Reading) -> dict[str, list[tuple[Written, list[Written]]]]:
+    """The review threads shown on this branch, by event, as the export writes them."""
+    comments = {c.pk: c for c in scope.conversation.comments.prefetch_related("labels")}
+    notes = (Note(c.pk, c.event_id, c.leaf_event_id, c.parent_id, c.resolved) for c in comments.values())
+
+    def written(note: Note) -> Written:
+        c = comments[note.id]
+        when = c.created_at.strftime("%Y-%m-%d %H:%M UTC")
+        return Written(c.author, when, c.body, tuple(label.name for label in c.labels.all()), c.resolved)
+
+    placed = on_branch(threads(notes), reading.position, reading.path[-1].event_id)
+    return {
+        event_id: [(written(p.thread.root), [written(r) for r in p.thread.replies]) for p in found]
+        for event_id, found in placed.items()
+    }
 
 
 def _problems(reading: Reading, link: Callable[[str], str]) -> str:

@@ -46,3 +46,13 @@ def test_open_threads_come_first():
 def test_a_reviewer_is_named_with_the_links_note():
     assert reviewer_name("Ana", "check the retry") == "Ana (via share link: check the retry)"
     assert reviewer_name("Ana", "") == "Ana (via share link)"
+
+
+def test_a_thread_in_the_markdown_export_keeps_a_reviewers_markup_fenced():
+    from eventviewer.trajectory.export import comment_threads
+    from eventviewer.trajectory.reviews import Written
+
+    hostile = "```\n# not a heading\n<script>x</script>"
+    text = comment_threads([(Written("Ana *bold*", "2026-12-01 20:00 UTC", hostile, ("root cause",)), [])])
+    assert text.startswith("- **Comment by Ana \\*bold\\*, 2026-12-01 20:00 UTC · labels: root cause**\n")
+    assert "````markdown\n  ```\n  # not a heading\n  <script>x</script>\n  ````" in text
