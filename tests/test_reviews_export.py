@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import zipfile
+from pathlib import Path
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.test import Client
 
 from eventviewer.imports.importer import ImportFailed, import_paths
-from eventviewer.models import Comment, Conversation, ConversationLabel, Label, ShareLink, Verdict
+from eventviewer.models import Comment, Conversation, ConversationLabel, Instance, Label, ShareLink, Verdict
+
+from .conftest import run_import
 
 pytestmark = pytest.mark.django_db
+EVALUATION = Path(__file__).resolve().parent / "fixtures" / "evaluation" / "output.jsonl"
 
 
 def body(response) -> bytes:
@@ -146,3 +152,39 @@ def test_a_read_only_links_markdown_export_has_no_threads(reviewed):
     assert "Comment by" not in markdown_export(Client(), reviewed, reviewed.skeleton["head"], share.get_absolute_url())
     commenting = ShareLink.objects.create(conversation=reviewed, can_comment=True)
     assert "Comment by" in markdown_export(Client(), reviewed, reviewed.skeleton["head"], commenting.get_absolute_url())
+
+
+# manage.py export_reviews
+
+
+def export_reviews(*args: str) -> str:
+    out = io.StringIO()
+    call_command("export_reviews", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_export_reviews_writes_every_comment_label_and_verdict_with_its_instance(user_client, reviewed):
+    run_import(EVALUATION, "--run", "safety gpt-4o")
+    instance = Instance.objects.get(instance_id="safety-misconfig")
+    event = instance.conversation.events.get(seq=0).event_id
+    user_client.post(
+        f"{instance.conversation.get_absolute_url()}comments/",
+        {"event_id": event, "body": "in the run", "labels": ["gave up"]},
+    )
+    rows = [json.loads(line) for line in export_reviews().splitlines()]
+    assert sorted(r["type"] for r in rows) == ["comment", "comment", "label", "reply", "verdict"]
+    (in_run,) = [r for r in rows if r["text"] == "in the run"]
+    assert (in_run["run"], in_run["instance_id"], in_run["event_id"], in_run["labels"]) == (
+        "safety gpt-4o",
+        "safety-misconfig",
+        event,
+        ["gave up"],
+    )
+    only_run = [json.loads(line) for line in export_reviews("--run", "safety gpt-4o").splitlines()]
+    assert [r["text"] for r in only_run] == ["in the run"]
+    table = list(csv.DictReader(io.StringIO(export_reviews("--format", "csv", "--run", "safety gpt-4o"))))
+    assert [(r["type"], r["instance_id"], r["labels"], r["text"]) for r in table] == [
+        ("comment", "safety-misconfig", "gave up", "in the run")
+    ]
+    with pytest.raises(CommandError, match="--run nope: there is no such run"):
+        export_reviews("--run", "nope")
