@@ -293,3 +293,14 @@ def test_hostile_markdown_in_a_comment_is_inert(body):
     assert "<script" not in html and "<img src=x" not in html and '<a href="javascript' not in html.lower()
     assert 'href="javascript:' not in html.lower() and 'src="javascript:' not in html.lower()
     assert " onerror=" not in html.replace("&quot;", '"').split("&lt;")[0]
+
+
+def test_labels_are_managed_in_the_admin(client, django_user_model):
+    admin = django_user_model.objects.create_superuser("boss", password="a-long-test-password")
+    client.force_login(admin)
+    html = client.get("/admin/eventviewer/label/").content.decode()
+    assert "root cause" in html and "reward hacking" in html
+    response = client.post(
+        "/admin/eventviewer/label/add/", {"name": "flaky test", "colour": "#123456", "description": "d"}
+    )
+    assert response.status_code == 302 and Label.objects.filter(name="flaky test").exists()
