@@ -14,6 +14,7 @@ from eventviewer.models import Comment, Conversation, Label, ShareLink, Verdict
 from eventviewer.templatetags.eventviewer import markdown
 
 from .conftest import FIXTURES
+from .reviewing import default_labels  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
@@ -49,7 +50,10 @@ def shared_api(share: ShareLink) -> str:
     return f"{share.get_absolute_url()}api/comments/"
 
 
-def test_the_default_labels_are_there():
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_makes_the_default_labels(migrate):
+    migrate(("eventviewer", "0011_search_merges"))
+    migrate()
     assert {
         "root cause",
         "environment problem",

@@ -16,6 +16,7 @@ from eventviewer.imports.importer import ImportFailed, import_paths
 from eventviewer.models import Comment, Conversation, ConversationLabel, Instance, Label, ShareLink, Verdict
 
 from .conftest import run_import
+from .reviewing import default_labels  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 EVALUATION = Path(__file__).resolve().parent / "fixtures" / "evaluation" / "output.jsonl"

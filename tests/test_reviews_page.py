@@ -9,6 +9,7 @@ from django.test import Client
 from eventviewer.models import Comment, Conversation, ShareLink, Verdict
 
 from .conftest import text_of
+from .reviewing import default_labels  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
