@@ -40,6 +40,7 @@ app_patterns = [
     path("c/<str:conversation_id>/comments/", comments.comment_create, name="comment-create"),
     path("c/<str:conversation_id>/comments/<int:pk>/", comments.comment_change, name="comment-change"),
     path("c/<str:conversation_id>/verdict/", comments.verdict_give, name="verdict"),
+    path("c/<str:conversation_id>/labels/", comments.conversation_label, name="conversation-label"),
     path("c/<str:conversation_id>/delete/", conversations.delete, name="delete"),
     path("c/<str:conversation_id>/share/", share.share_create, name="share-create"),
     path("c/<str:conversation_id>/share/<int:pk>/revoke/", share.share_revoke, name="share-revoke"),
@@ -62,6 +63,12 @@ app_patterns = [
     path("s/<str:token>/comments/", comments.shared_comment_create, name="share-comment-create"),
     path("s/<str:token>/comments/<int:pk>/", comments.shared_comment_change, name="share-comment-change"),
     path("s/<str:token>/verdict/", comments.shared_verdict_give, name="share-verdict-give"),
+    path("s/<str:token>/labels/", comments.shared_conversation_label, name="share-conversation-label"),
+    path(
+        "s/<str:token>/sub/<str:subagent>/labels/",
+        comments.shared_conversation_label,
+        name="share-subagent-conversation-label",
+    ),
     path(
         "s/<str:token>/sub/<str:subagent>/comments/",
         comments.shared_comment_create,

@@ -243,3 +243,28 @@ def test_the_list_sorts_by_review_columns(user_client, branching, imported, sort
         html = user_client.get("/", {"sort": sort, "dir": direction}).content.decode()
         others = {branching: plain, plain: branching}
         assert html.index(f"/c/{first.conversation_id}/") < html.index(f"/c/{others[first].conversation_id}/")
+
+
+def test_a_label_on_the_whole_conversation_is_added_shown_filtered_and_taken_off(user_client, branching):
+    one, _, _ = two_branches(branching)
+    url = f"{branching.get_absolute_url()}labels/"
+    assert user_client.post(url, {"label": "environment problem", "leaf": one}).status_code == 302
+    user_client.post(url, {"label": "environment problem", "leaf": one})  # once only
+    assert "environment problem" in text_of(page(user_client, branching, one), "comments-panel")
+    assert branching.conversation_labels.count() == 1
+    listed = user_client.get("/", {"label": "environment problem"}).content.decode()
+    assert f"/c/{branching.conversation_id}/" in listed
+    assert user_client.post(url, {"label": "nonsense"}).status_code == 400
+    user_client.post(url, {"label": "environment problem", "action": "remove", "leaf": one})
+    assert not branching.conversation_labels.exists()
+
+
+def test_a_read_only_link_cannot_label_the_conversation(branching):
+    share = ShareLink.objects.create(conversation=branching)
+    response = Client().post(f"{share.get_absolute_url()}labels/", {"label": "gave up", "author": "A"})
+    assert response.status_code == 403 and not branching.conversation_labels.exists()
+    commenting = ShareLink.objects.create(conversation=branching, can_comment=True, note="n")
+    assert (
+        Client().post(f"{commenting.get_absolute_url()}labels/", {"label": "gave up", "author": "A"}).status_code == 302
+    )
+    assert branching.conversation_labels.get().author == "A (via share link: n)"

@@ -37,7 +37,9 @@ class Review:
     reviewer: bool  # a share link's reviewer: types a name
     post_url: str
     verdict_url: str
+    labels_url: str
     labels: list[Label]
+    on_conversation: list[ConversationLabel] = field(default_factory=list)
     at: dict[str, list[Shown]] = field(default_factory=dict)
     panel: list[Shown] = field(default_factory=list)
     verdicts: list[Verdict] = field(default_factory=list)
@@ -72,7 +74,9 @@ def review_of(request: HttpRequest, scope: Scope, leaf: Event, reading: Reading)
         reviewer=scope.share is not None,
         post_url=scope.page_url("comments/"),
         verdict_url=scope.page_url("verdict/"),
+        labels_url=scope.page_url("labels/"),
         labels=list(Label.objects.all()),
+        on_conversation=list(conversation.conversation_labels.select_related("label")),
         verdicts=list(conversation.verdicts.all()),
         total=len(found),
         open_count=sum(t.open for t in found),
@@ -179,6 +183,22 @@ def _write_verdict(request: HttpRequest, scope: Scope) -> HttpResponse:
     return redirect(scope.url(leaf=request.POST.get("leaf", "")) + "#verdicts")
 
 
+def _write_label(request: HttpRequest, scope: Scope) -> HttpResponse:
+    """A label on the whole conversation, added or taken off."""
+    conversation = scope.conversation
+    assert conversation is not None
+    author, _ = _author(request, scope)
+    name = request.POST.get("label", "")
+    label = Label.objects.filter(name=name).first()
+    if label is None:
+        raise Refused(400, f"label: there is no label {name!r}")
+    if request.POST.get("action") == "remove":
+        ConversationLabel.objects.filter(conversation=conversation, label=label).delete()
+    else:
+        ConversationLabel.objects.get_or_create(conversation=conversation, label=label, defaults={"author": author})
+    return redirect(scope.url(leaf=request.POST.get("leaf", "")) + "#verdicts")
+
+
 def _owner(request: HttpRequest, conversation_id: str) -> Scope:
     if not request.user.is_authenticated:
         raise PermissionDenied("Log in to comment.")
@@ -198,6 +218,17 @@ def comment_change(request: HttpRequest, conversation_id: str, pk: int) -> HttpR
 @require_POST
 def verdict_give(request: HttpRequest, conversation_id: str) -> HttpResponse:
     return _refusals(lambda: _write_verdict(request, _owner(request, conversation_id)))
+
+
+@require_POST
+def conversation_label(request: HttpRequest, conversation_id: str) -> HttpResponse:
+    return _refusals(lambda: _write_label(request, _owner(request, conversation_id)))
+
+
+@require_POST
+@login_not_required
+def shared_conversation_label(request: HttpRequest, token: str, subagent: str | None = None) -> HttpResponse:
+    return _refusals(lambda: _write_label(request, shared_scope(token, subagent, commenting=True)))
 
 
 @require_POST
