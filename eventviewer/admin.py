@@ -6,7 +6,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from eventviewer import tasks
-from eventviewer.models import Conversation, Event, Instance, Run, ShareLink
+from eventviewer.models import Comment, Conversation, Event, Instance, Label, Run, ShareLink, Verdict
 from eventviewer.templatetags.eventviewer import pretty_json
 
 
@@ -139,3 +139,27 @@ class RunAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
         return False  # its conversations are deleted one by one (their page, the conversation admin)
+
+
+@admin.register(Label)
+class LabelAdmin(admin.ModelAdmin):
+    """The team's labels for events and conversations (a migration made the first ones)."""
+
+    list_display = ["name", "colour", "description"]
+    search_fields = ["name", "description"]
+
+
+@admin.register(Comment)
+class CommentAdmin(admin.ModelAdmin):
+    list_display = ["author", "conversation", "event_id", "resolved", "created_at"]
+    list_filter = ["resolved", "labels"]
+    search_fields = ["body", "author", "event_id"]
+    raw_id_fields = ["conversation", "parent", "share"]
+    readonly_fields = ["uid"]
+
+
+@admin.register(Verdict)
+class VerdictAdmin(admin.ModelAdmin):
+    list_display = ["reviewer", "conversation", "outcome", "updated_at"]
+    list_filter = ["outcome"]
+    raw_id_fields = ["conversation", "share"]

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db.models import F, OrderBy
 from django.utils import timezone
 
+from eventviewer.models import Label
 from eventviewer.trajectory import patterns, runs
 from eventviewer.trajectory.failures import CODES
 
@@ -84,6 +85,10 @@ class ConversationListForm(SortedForm):
         "cost": "cost",
         "duration": "duration",
         "started": "listed_started",  # annotated: the first event's timestamp
+        # annotated by views.comments.with_review_counts
+        "comments": "comment_open",
+        "labels": "label_count",
+        "verdicts": "verdict_count",
     }
     q = forms.CharField(max_length=200, required=False)
     status = forms.CharField(max_length=40, required=False)
@@ -96,6 +101,21 @@ class ConversationListForm(SortedForm):
     imported_to = forms.DateField(required=False)
     page = forms.IntegerField(min_value=1, required=False)
     run = forms.SlugField(max_length=200, required=False)  # only this evaluation run's instances
+    # Reviews: a label on the conversation or one of its comments; a verdict given (none: no verdict yet)
+    label = forms.CharField(max_length=100, required=False)
+    verdict = forms.ChoiceField(
+        choices=[("", "any"), ("pass", "pass"), ("fail", "fail"), ("unsure", "unsure"), ("none", "none")],
+        required=False,
+    )
+    comments = forms.ChoiceField(
+        choices=[("", "any or none"), ("open", "open"), ("any", "any"), ("none", "none")], required=False
+    )
+
+    def clean_label(self) -> str:
+        name = self.cleaned_data["label"].strip()
+        if name and not Label.objects.filter(name=name).exists():
+            raise forms.ValidationError(f"there is no label {name!r}")
+        return name
 
     def add_prefix(self, field_name: str) -> str:
         return {"imported_from": "from", "imported_to": "to"}.get(field_name, field_name)
@@ -190,6 +210,7 @@ class ShareForm(forms.Form):
     note = forms.CharField(
         max_length=500, required=False, widget=forms.TextInput(attrs={"placeholder": "What should they look at?"})
     )
+    can_comment = forms.BooleanField(required=False, label="the reviewer may comment")
 
     def expires_at(self):
         delta = self.EXPIRY[self.cleaned_data.get("expires") or self.DEFAULT_EXPIRY]

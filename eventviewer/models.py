@@ -1000,6 +1000,7 @@ class ShareLink(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(default=timezone.now)
+    can_comment = models.BooleanField(default=False)  # the reviewer may comment, label and give a verdict
 
     class Meta:
         ordering = ["-created_at"]
@@ -1122,3 +1123,110 @@ class Instance(models.Model):
         """Finds its first failure and pattern (the caller saves)."""
         for name, value in signed(Event, EventPayload, self.conversation_id, self.outcome, self.error).items():
             setattr(self, name, value)
+
+
+COMMENT_MAX_LENGTH = 20_000  # characters of Markdown in one comment
+
+
+class Label(models.Model):
+    """A team-wide label for an event or a whole conversation, managed in the admin."""
+
+    name = models.CharField(max_length=100, unique=True)
+    colour = models.CharField(max_length=7, default="#6b7280")  # #rrggbb
+    description = models.CharField(max_length=500, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Comment(models.Model):
+    """A reviewer's comment pinned to an event of a conversation, remembering the branch
+    (leaf) it was written on. Events are named by id, not by row, so a re-sync or a
+    re-import (which may rewrite event rows) keeps every comment at its event."""
+
+    uid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)  # the same comment in a zip
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="comments")
+    event_id = models.CharField(max_length=255)
+    leaf_event_id = models.CharField(max_length=255, blank=True)
+    parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="replies")
+    body = models.TextField(blank=True)  # Markdown; empty for a label without words
+    # Who wrote it, as shown: a user's name, or "name (via share link: note)".
+    author = models.CharField(max_length=700)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    share = models.ForeignKey(ShareLink, null=True, blank=True, on_delete=models.SET_NULL, related_name="comments")
+    labels = models.ManyToManyField(Label, blank=True, related_name="comments")
+    resolved = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [
+            # A conversation's threads, in the order they were written (its page, the API).
+            models.Index(fields=["conversation", "created_at"], name="comment_conversation_idx"),
+            # The rate limit: comments a link wrote in the last minute.
+            models.Index(fields=["share", "created_at"], name="comment_share_recent_idx"),
+            # The rate limit: comments a user wrote in the last minute.
+            models.Index(fields=["user", "created_at"], name="comment_user_recent_idx"),
+        ]
+        constraints = [
+            # Every comment says who wrote it, even after its user or link is gone.
+            models.CheckConstraint(condition=~models.Q(author=""), name="comment_has_author"),
+        ]
+
+    def __str__(self) -> str:
+        return f"comment by {self.author} on {self.event_id}"
+
+
+class ConversationLabel(models.Model):
+    """A label on a whole conversation."""
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="conversation_labels")
+    label = models.ForeignKey(Label, on_delete=models.CASCADE, related_name="conversation_labels")
+    author = models.CharField(max_length=700)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["label__name"]
+        constraints = [
+            # A label is on a conversation once; the list's ?label= filter joins on it.
+            models.UniqueConstraint(fields=["conversation", "label"], name="conversation_label_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.label} on {self.conversation_id}"
+
+
+class Verdict(models.Model):
+    """One reviewer's verdict on a conversation: pass, fail or unsure, with a note."""
+
+    class Outcome(models.TextChoices):
+        PASS = "pass", "pass"
+        FAIL = "fail", "fail"
+        UNSURE = "unsure", "unsure"
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="verdicts")
+    reviewer = models.CharField(max_length=700)  # as a comment's author: the reviewer's identity
+    outcome = models.CharField(max_length=10, choices=Outcome.choices)
+    note = models.TextField(blank=True)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    share = models.ForeignKey(ShareLink, null=True, blank=True, on_delete=models.SET_NULL, related_name="verdicts")
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            # One verdict per reviewer per conversation: giving another replaces it.
+            models.UniqueConstraint(fields=["conversation", "reviewer"], name="verdict_per_reviewer"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.outcome} by {self.reviewer} on {self.conversation_id}"

@@ -3,7 +3,21 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from eventviewer import api
-from eventviewer.views import compare, conversations, events, exports, files, imports, live, runs, search, share, site
+from eventviewer.views import (
+    comments,
+    compare,
+    conversations,
+    events,
+    exports,
+    files,
+    imports,
+    live,
+    reviews,
+    runs,
+    search,
+    share,
+    site,
+)
 
 app_patterns = [
     path("", conversations.conversation_list, name="conversation-list"),
@@ -24,6 +38,10 @@ app_patterns = [
     path("c/<str:conversation_id>/export/", exports.export_branch, name="export"),
     path("c/<str:conversation_id>/head/", conversations.set_head, name="set-head"),
     path("c/<str:conversation_id>/live/", live.conversation_live, name="live"),
+    path("c/<str:conversation_id>/comments/", comments.comment_create, name="comment-create"),
+    path("c/<str:conversation_id>/comments/<int:pk>/", comments.comment_change, name="comment-change"),
+    path("c/<str:conversation_id>/verdict/", comments.verdict_give, name="verdict"),
+    path("c/<str:conversation_id>/labels/", comments.conversation_label, name="conversation-label"),
     path("c/<str:conversation_id>/delete/", conversations.delete, name="delete"),
     path("c/<str:conversation_id>/share/", share.share_create, name="share-create"),
     path("c/<str:conversation_id>/share/<int:pk>/revoke/", share.share_revoke, name="share-revoke"),
@@ -44,6 +62,30 @@ app_patterns = [
     path("s/<str:token>/sub/<str:subagent>/events/<path:event_id>/", share.shared_event, name="share-subagent-event"),
     path("s/<str:token>/sub/<str:subagent>/events/", share.shared_event, name="share-subagent-event-by-query"),
     path("s/<str:token>/live/", live.shared_live, name="share-live"),
+    path("s/<str:token>/comments/", comments.shared_comment_create, name="share-comment-create"),
+    path("s/<str:token>/comments/<int:pk>/", comments.shared_comment_change, name="share-comment-change"),
+    path("s/<str:token>/verdict/", comments.shared_verdict_give, name="share-verdict-give"),
+    path("s/<str:token>/labels/", comments.shared_conversation_label, name="share-conversation-label"),
+    path(
+        "s/<str:token>/sub/<str:subagent>/labels/",
+        comments.shared_conversation_label,
+        name="share-subagent-conversation-label",
+    ),
+    path(
+        "s/<str:token>/sub/<str:subagent>/comments/",
+        comments.shared_comment_create,
+        name="share-subagent-comment-create",
+    ),
+    path(
+        "s/<str:token>/sub/<str:subagent>/comments/<int:pk>/",
+        comments.shared_comment_change,
+        name="share-subagent-comment-change",
+    ),
+    path("s/<str:token>/sub/<str:subagent>/verdict/", comments.shared_verdict_give, name="share-subagent-verdict-give"),
+    path("s/<str:token>/api/comments/", reviews.shared_comments, name="share-comments"),
+    path("s/<str:token>/sub/<str:subagent>/api/comments/", reviews.shared_comments, name="share-subagent-comments"),
+    path("s/<str:token>/api/verdict/", reviews.shared_verdict, name="share-verdict"),
+    path("s/<str:token>/sub/<str:subagent>/api/verdict/", reviews.shared_verdict, name="share-subagent-verdict"),
     path("s/<str:token>/sub/<str:subagent>/compare/", compare.shared_compare, name="share-subagent-compare"),
     path("s/<str:token>/sub/<str:subagent>/files/", files.shared_files, name="share-subagent-files"),
     path("s/<str:token>/sub/<str:subagent>/files/diff/", files.shared_diff, name="share-subagent-file-diff"),
@@ -61,6 +103,8 @@ app_patterns = [
     path("api/runs/", api.run_list, name="api-runs"),
     path("api/runs/compare/", api.run_compare, name="api-run-compare"),  # ?a=<slug>&b=<slug>
     path("api/runs/<slug:slug>/", api.run_detail, name="api-run"),
+    path("api/conversations/<str:conversation_id>/comments/", reviews.conversation_comments, name="api-comments"),
+    path("api/conversations/<str:conversation_id>/verdict/", reviews.conversation_verdict, name="api-verdict"),
 ]
 
 urlpatterns = [

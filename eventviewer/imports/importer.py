@@ -26,6 +26,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from eventviewer import search
+from eventviewer.imports import reviews
 from eventviewer.imports.formats import Row
 from eventviewer.imports.progress import Progress
 from eventviewer.imports.sources import ConversationSource, Parsed, SourceError, find_conversations
@@ -164,6 +165,7 @@ def _import_all(sources: list[ConversationSource], problems: list[str], progress
                 progress.source(source.where)
                 with transaction.atomic():
                     imported[source.where] = result = _import(source, progress)
+                    _import_reviews(result.conversation, source)
                     if source.row is not None:
                         _record_instance(result.conversation, source.row, runs_seen)
                 results.append(result)
@@ -180,6 +182,17 @@ def _import_all(sources: list[ConversationSource], problems: list[str], progress
         if connection.vendor == "postgresql":
             _refresh_statistics(sum(r.added for r in results))
     return results
+
+
+def _import_reviews(conversation: Conversation, source: ConversationSource) -> None:
+    found = source.reviews()
+    if found is None:
+        return
+    data, error = found
+    where = f"{source.where}/{reviews.NAME}"
+    problems = [f"{where}: {error}"] if error else reviews.store_reviews(conversation, data, where)
+    if problems:
+        raise ImportFailed(problems)
 
 
 def _moved_subagents(sources: list[ConversationSource]) -> list[str]:

@@ -145,6 +145,7 @@ class ConversationSource:
     _events: Any = None  # () -> Iterator[RawEvent]
     _parsed: Any = None  # () -> Iterator[Parsed], when a worker process reads the events
     _state: Any = None  # () -> State, when there is a base_state.json
+    _reviews: Any = None  # () -> (parsed, error), when there is a reviews.json (imports.reviews)
 
     def state(self) -> State:
         """base_state.json, read when the conversation is imported (not when it is
@@ -157,6 +158,10 @@ class ConversationSource:
 
     def events(self) -> Iterator[RawEvent]:
         return self._events()
+
+    def reviews(self) -> tuple[Any, str] | None:
+        """reviews.json, parsed (or why not), or None when the folder has none."""
+        return self._reviews() if self._reviews is not None else None
 
     @property
     def event_files(self) -> bool:
@@ -411,9 +416,12 @@ def _sources_in(files: Files, label: str, run: str | None = None) -> list[Conver
     loose: dict[str, list[str]] = {}  # folders holding SDK event files themselves, with no events/ below
     with_state: set[str] = set()
     with_meta: set[str] = set()  # an agent-server's conversation folders: its title and lineage
+    with_reviews: set[str] = set()
     for name in names:
         folder, _, base = name.rpartition("/")
-        if base == "base_state.json":
+        if base == "reviews.json":
+            with_reviews.add(folder)
+        elif base == "base_state.json":
             with_state.add(folder)
             folders.setdefault(folder, [])
         elif base == "meta.json":
@@ -430,7 +438,15 @@ def _sources_in(files: Files, label: str, run: str | None = None) -> list[Conver
         return [
             formats.v0_session_source(files, folder, event_names, label)
             if folder not in with_state and formats.is_v0_session(event_names)
-            else _folder_source(files, folder, event_names, label, folder in with_state, folder in with_meta)
+            else _folder_source(
+                files,
+                folder,
+                event_names,
+                label,
+                folder in with_state,
+                has_meta=folder in with_meta,
+                has_reviews=folder in with_reviews,
+            )
             for folder, event_names in sorted(folders.items())
         ] + found
     event_files = _event_files([n for n in names if n.endswith((".json", ".jsonl"))], files)
@@ -491,11 +507,19 @@ def _found(names: list[str]) -> str:
 
 
 def _folder_source(
-    files: Files, folder: str, event_names: list[str], label: str, has_state: bool, has_meta: bool = False
+    files: Files,
+    folder: str,
+    event_names: list[str],
+    label: str,
+    has_state: bool,
+    has_meta: bool = False,
+    has_reviews: bool = False,
 ) -> ConversationSource:
     prefix = f"{folder}/" if folder else ""
     where = f"{label}/{folder}" if folder else label
     source = ConversationSource(conversation_id="", where=where)
+    if has_reviews:  # written by an eventviewer export: its comments, labels and verdicts
+        source._reviews = lambda: _read_reviews(files, prefix + "reviews.json")
     parent, subagents, _ = f"/{folder}".rpartition("/subagents/")
     if subagents:  # the SDK keeps a sub-agent's conversation in <parent>/subagents/<child-id>/
         source.parent_where = f"{label}{parent}"
@@ -588,6 +612,13 @@ def derived_id(name: str, first_id: Any) -> str:
     """A stable conversation id for events not named by one: from the name they come
     under and their first event's id, so importing them again re-syncs them."""
     return uuid.uuid5(uuid.NAMESPACE_URL, f"eventviewer:{name}:{first_id}").hex
+
+
+def _read_reviews(files: Files, name: str) -> tuple[Any, str]:
+    from eventviewer.imports.reviews import MAX_BYTES
+
+    data, _, error = _read_json(files, name, MAX_BYTES, "reviews.json's limit")
+    return data, error
 
 
 def _read_state(files: Files, name: str, where: str) -> State:

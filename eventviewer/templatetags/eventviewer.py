@@ -176,6 +176,12 @@ def page_url(scope, path: str, **params) -> str:
 
 
 @register.filter
+def threads_at(review, event_id: str) -> list:
+    """The comment threads a page shows at an event (views.comments.Review)."""
+    return review.at.get(event_id, []) if review else []
+
+
+@register.filter
 def fork_at(drift, row):
     """The point in a turn where other branches forked off after which edits or commands ran there."""
     return drift.fork_at(row.turn.event_ids) if drift else None

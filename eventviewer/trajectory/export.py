@@ -23,6 +23,7 @@ from .cards import mapping, texts
 from .compare import output
 from .events import Light, one_line
 from .projection import Message, Turn
+from .reviews import Written
 
 OUTPUT_LINES = 30  # lines of a tool's output in the review document
 OUTPUT_CHARS = 3_000
@@ -261,3 +262,23 @@ def review_turn(
             out.append(event_section(event, data.get(event.event_id, {}), link(event.event_id), result))
         return "".join(out) + "\n"
     return "".join(out) + event_section(first, data.get(first.event_id, {}), link(first.event_id)) + "\n"
+
+
+def comment_threads(found: Sequence[tuple[Written, Sequence[Written]]]) -> str:
+    """The review threads at an event: each comment's author, time and labels, its body
+    (a reviewer's Markdown, fenced like a message's: it cannot turn into the document's markup)."""
+
+    def one(comment: Written, reply: bool) -> str:
+        head = f"{'Reply' if reply else 'Comment'} by {escape(comment.author)}, {escape(comment.when)}"
+        if comment.labels:
+            head += " · labels: " + ", ".join(escape(n) for n in comment.labels)
+        if comment.resolved:
+            head += " · resolved"
+        body = _indent(code(comment.body, "markdown")) if comment.body else ""
+        return f"{'  ' if reply else ''}- **{head}**\n" + (_indent(body) if reply else body)
+
+    out = []
+    for root, replies in found:
+        out.append(one(root, False))
+        out.extend(one(r, True) for r in replies)
+    return "".join(out) + "\n" if out else ""

@@ -23,7 +23,7 @@ from django.views.decorators.vary import vary_on_headers
 from eventviewer import search, tasks
 from eventviewer.forms import ConversationListForm, EventForm, HeadForm, PathForm, RawForm, ShareForm
 from eventviewer.lookups import checked, get_conversation, get_event, get_leaf, valid
-from eventviewer.models import Conversation, Event, Run, read_whole
+from eventviewer.models import Conversation, Event, Label, Run, read_whole
 from eventviewer.scope import Scope
 from eventviewer.trajectory import diagram, masking
 from eventviewer.trajectory.failures import failures
@@ -34,6 +34,7 @@ from eventviewer.views import deep
 from eventviewer.views import turns as branch_turns
 from eventviewer.views.branches import branch_list
 from eventviewer.views.columns import sortable
+from eventviewer.views.comments import filtered_by_reviews, review_cells, review_of, with_review_counts
 from eventviewer.views.hits import best_hit
 from eventviewer.views.problems import Reasons, problem_lines
 
@@ -45,6 +46,9 @@ LIST_COLUMNS = [
     ("pending", "Pending"),
     ("mismatched", "Mismatched"),
     ("failures", "Failures"),
+    ("comments", "Comments"),
+    ("labels", "Labels"),
+    ("verdicts", "Verdicts"),
     ("tokens", "Tokens"),
     ("cost", "Cost"),
     ("duration", "Duration"),
@@ -138,6 +142,7 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
             "failures", lambda: branch_turns.failure_summary(conversation, found, turns)
         )
         context["drift"] = conversation.workspace_drift(reading.path)
+        context["review"] = review_of(request, scope, leaf, reading)
 
         def strip() -> tuple[str, Axis | None]:
             def link(eid: str) -> str:
@@ -234,7 +239,7 @@ def _listed(params: dict):
     if params["imported_to"]:
         end = datetime.combine(params["imported_to"] + timedelta(days=1), time.min, zone)
         conversations = conversations.filter(imported_at__lt=end)
-    return conversations
+    return filtered_by_reviews(conversations, params)
 
 
 def _choices(column: str) -> list[str]:
@@ -267,11 +272,13 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
     conversations = conversations.annotate(tokens=F("prompt_tokens") + F("completion_tokens")).prefetch_related(
         Prefetch("subagents", queryset=Conversation.objects.only("conversation_id", "title", "parent_id"))
     )
+    conversations = with_review_counts(conversations)
     conversations = conversations.select_related("instance__run").order_by(*form.ordering()).defer("skeleton")
     q = "" if refused else params["q"].strip()
     with search.budget() if q else nullcontext():
         page = Paginator(conversations, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(params["page"] or 1)
         page.object_list = list(page.object_list)  # searched now, within the budget
+        review_cells(page.object_list)
         if q:
             # A row found by the words of an event shows that event's snippet, linked to it.
             query = search.parsed(q)
@@ -281,9 +288,10 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
     columns = sortable(
         LIST_COLUMNS, sort, direction, ascending=form.ASCENDING, text=("title", "status", "started", "imported")
     )
-    filtered = any(params[k] for k in ("q", "run", "status", "model", "agent", "problems", "failures")) or any(
-        params[k] for k in ("imported_from", "imported_to")
-    )
+    reviewed = ("label", "verdict", "comments")
+    filtered = any(
+        params[k] for k in ("q", "run", "status", "model", "agent", "problems", "failures", *reviewed)
+    ) or any(params[k] for k in ("imported_from", "imported_to"))
     context = {
         "page": page,
         "q": params["q"].strip(),
@@ -293,6 +301,9 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
         "statuses": _choices("listed_status"),
         "models": _choices("model"),
         "agents": _choices("agent_kind"),
+        "labels": Label.objects.values_list("name", flat=True),
+        "verdict_choices": ConversationListForm.base_fields["verdict"].choices,
+        "comment_choices": ConversationListForm.base_fields["comments"].choices,
         "sort": sort,
         "dir": direction,
         "columns": columns,

@@ -23,12 +23,14 @@ from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_safe
 
 from eventviewer.forms import ExportForm, RawForm, RunExportForm
+from eventviewer.imports import reviews
 from eventviewer.lookups import get_conversation, get_leaf, valid
 from eventviewer.models import PAYLOAD_CHUNK, Conversation, ConversationState, EventPayload, Run, unpack
 from eventviewer.scope import MAX_NESTING, Scope
 from eventviewer.trajectory import export, kinds, masking
 from eventviewer.trajectory.events import Light, one_line
 from eventviewer.trajectory.reading import Reading
+from eventviewer.trajectory.reviews import Note, Written, on_branch, threads
 from eventviewer.trajectory.view import SUMMARY_SUFFIX
 from eventviewer.views.share import shared_view
 from eventviewer.views.turns import MODEL
@@ -76,7 +78,7 @@ class _Sink:
 
 
 def sdk_files(
-    conversation: Conversation, folder: str, depth: int = 0, raw: bool = False
+    conversation: Conversation, folder: str, depth: int = 0, raw: bool = False, with_reviews: bool = True
 ) -> Iterator[tuple[str, bytes]]:
     """The conversation's folder as the SDK writes it, file by file: ``base_state.json``
     (its secrets masked unless ``raw``), ``events/event-NNNNN-<id>.json`` with each event's
@@ -89,6 +91,8 @@ def sdk_files(
             minimal["leaf_event_id"] = head
         state = orjson.dumps(minimal)
     yield f"{folder}/base_state.json", state if raw else masking.masked_json(state)
+    if with_reviews and reviews.has_reviews(conversation):  # eventviewer's own file, read back by its import
+        yield f"{folder}/{reviews.NAME}", reviews.reviews_file(conversation)
     last = -1
     while True:
         rows = list(
@@ -103,7 +107,7 @@ def sdk_files(
         last = rows[-1][0]
     if depth < MAX_NESTING:
         for child in conversation.subagents.order_by("conversation_id"):
-            yield from sdk_files(child, f"{folder}/subagents/{child.conversation_id}", depth + 1, raw)
+            yield from sdk_files(child, f"{folder}/subagents/{child.conversation_id}", depth + 1, raw, with_reviews)
 
 
 def _zip(files: Iterable[tuple[str, bytes]]) -> Iterator[bytes]:
@@ -138,7 +142,10 @@ def conversation_zip(request: HttpRequest, scope: Scope, raw: bool = False) -> H
             "the SDK's folder; export its branches as JSON events instead."
         )
     folder = conversation.conversation_id
-    return _download(_zip(sdk_files(conversation, folder, raw=raw)), f"{folder}.zip", "application/zip")
+    # A read-only link's reviewer cannot read the comments: its zip leaves them out.
+    with_reviews = scope.share is None or scope.share.can_comment
+    files = sdk_files(conversation, folder, raw=raw, with_reviews=with_reviews)
+    return _download(_zip(files), f"{folder}.zip", "application/zip")
 
 
 @require_safe
@@ -237,6 +244,12 @@ def _markdown(request: HttpRequest, scope: Scope, reading: Reading) -> Iterator[
     yield _problems(reading, link).encode()
     yield b"## Turns\n\n"
     result_for = reading.pairing.result_for
+    threads = _threads_on(scope, reading) if scope.share is None or scope.share.can_comment else {}
+
+    def ids_of(turn) -> list[str]:
+        ids = [e.event_id for e in turn.events]
+        return ids + [result_for[i] for i in ids if i in result_for]
+
     shown = {result_for[e.event_id] for t in reading.turns if t.is_batch for e in t.events if e.event_id in result_for}
     turns = [t for t in reading.turns if not (len(t.events) == 1 and t.events[0].event_id in shown)]
     by_id = {e.event_id: e for e in reading.path}
@@ -249,6 +262,27 @@ def _markdown(request: HttpRequest, scope: Scope, reading: Reading) -> Iterator[
         data = {i: loaded.get(by_id[i].pk, {}) for i in ids}
         for number, turn in enumerate(chunk, start=start + 1):
             yield export.review_turn(number, turn, data, result_for, link).encode()
+            if threads:
+                at = [t for i in ids_of(turn) for t in threads.get(i, [])]
+                if at:
+                    yield export.comment_threads(at).encode()
+
+
+def _threads_on(scope: Scope, reading: Reading) -> dict[str, list[tuple[Written, list[Written]]]]:
+    """The review threads shown on this branch, by event, as the export writes them."""
+    comments = {c.pk: c for c in scope.conversation.comments.prefetch_related("labels")}
+    notes = (Note(c.pk, c.event_id, c.leaf_event_id, c.parent_id, c.resolved) for c in comments.values())
+
+    def written(note: Note) -> Written:
+        c = comments[note.id]
+        when = c.created_at.strftime("%Y-%m-%d %H:%M UTC")
+        return Written(c.author, when, c.body, tuple(label.name for label in c.labels.all()), c.resolved)
+
+    placed = on_branch(threads(notes), reading.position, reading.path[-1].event_id)
+    return {
+        event_id: [(written(p.thread.root), [written(r) for r in p.thread.replies]) for p in found]
+        for event_id, found in placed.items()
+    }
 
 
 def _problems(reading: Reading, link: Callable[[str], str]) -> str:

@@ -43,6 +43,7 @@ def share_create(request: HttpRequest, conversation_id: str) -> HttpResponse:
         focus_event_id=focus,
         note=form.cleaned_data["note"],
         expires_at=form.expires_at(),
+        can_comment=form.cleaned_data["can_comment"],
         created_by=request.user,
     )
     # Back on the branch, scrolled to the new link with its copy button (and highlighted: :target).

@@ -242,6 +242,37 @@
   document.addEventListener("close", function (e) {
     if (e.target.id === "keys" && e.target.contains(document.activeElement)) document.activeElement.blur();
   }, true);
+  // c: open the comment form of the focused card (else the first card in view).
+  function startComment() {
+    var card = current && document.body.contains(current) ? current : null;
+    if (!card) {
+      var list = eventElements();
+      card = list[startIndex(list, 1) + 1];
+    }
+    var form = card && card.querySelector("[data-comment-form]");
+    if (!form) return false;
+    form.open = true;
+    var box = form.querySelector("textarea");
+    if (box) box.focus();
+    return true;
+  }
+
+  // A share link's reviewer types their name once: kept in this browser, filled into every form.
+  var NAME_KEY = "eventviewer.reviewer-name";
+  function fillNames(root) {
+    var name = "";
+    try { name = window.localStorage.getItem(NAME_KEY) || ""; } catch (err) { return; }
+    (root || document).querySelectorAll("[data-reviewer-name]").forEach(function (input) {
+      if (!input.value) input.value = name;
+    });
+  }
+  document.addEventListener("change", function (e) {
+    if (!e.target.matches || !e.target.matches("[data-reviewer-name]")) return;
+    try { window.localStorage.setItem(NAME_KEY, e.target.value.trim()); } catch (err) { return; }
+    fillNames();
+  });
+  document.addEventListener("DOMContentLoaded", function () { fillNames(); });
+  document.addEventListener("htmx:load", function (e) { fillNames(e.detail && e.detail.elt && e.detail.elt.querySelectorAll ? e.detail.elt : document); });
 
   function hrefOf(el) {
     return el.getAttribute("href") || el.getAttribute("xlink:href");
@@ -266,6 +297,7 @@
         box.select();
         break;
       case "?": showKeys(); break;
+      case "c": if (!startComment()) return; break;
       default: return;
     }
     e.preventDefault();
