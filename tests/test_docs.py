@@ -60,6 +60,7 @@ SAMPLES = {
     "<conversation-id>": "0eb8b4d7d1a14751b2b449213c4127d1",
     "<event-id>": "e1",
     "<id>": "e1",
+    "<pk>": "7",
     "<token>": "t0k3n",
     "<run-slug>": "my-run",
     "<upload-id>": "5d3b6a43-4f1e-4f3f-9a53-0d5f6c2b1a10",
