@@ -16,8 +16,14 @@ DEMO_RUNS := tests/fixtures/evaluation/output.jsonl tests/fixtures/evaluation/pa
 PURE_TESTS := tests/trajectory
 # Run once more with every folder parsed by forked workers (EVENTVIEWER_PARALLEL_FROM=0).
 IMPORT_TESTS := tests/test_import.py tests/test_corruptions.py
+# Tests run in parallel, one pytest-xdist worker per core (TEST_JOBS=1 for one process). loadgroup
+# keeps the agent-server tests on one worker (xdist_group, tests/agentserver/conftest.py): one server.
+TEST_JOBS ?= auto
+XDIST := -n $(TEST_JOBS) --dist loadgroup
+# make test-fast: the inner loop, without the browser and agent-server tests.
+FAST := --ignore=tests/browser --ignore=tests/agentserver -m "not browser and not agentserver"
 
-.PHONY: run test test-pure test-postgres install install-dev system-run system-test postgres demo screenshots bench check lint mutate clean
+.PHONY: run test test-fast test-pure test-postgres install install-dev system-run system-test postgres demo screenshots bench check lint mutate clean
 
 # make run serves like production (DEBUG off: our own error pages, WhiteNoise for static
 # files) but on 127.0.0.1 over plain HTTP, with the login requirement off. A worker runs
@@ -44,19 +50,25 @@ $(VENV)/secret-key: | install
 # The checks, then every test: the pure core's without Django, then the rest
 # (plain `pytest` also runs them all).
 test: install-dev system-test check test-pure
-	$(PYTEST) --ignore=$(PURE_TESTS)
-	EVENTVIEWER_PARALLEL_FROM=0 $(PYTEST) $(IMPORT_TESTS)
+	$(PYTEST) $(XDIST) --ignore=$(PURE_TESTS)
+	EVENTVIEWER_PARALLEL_FROM=0 $(PYTEST) $(XDIST) $(IMPORT_TESTS)
+
+# The inner loop (under 2 minutes on two idle cores): the pure tests and the Django ones,
+# without the checks, the browser, the agent-server and the forked-import re-run.
+test-fast: install-dev
+	$(PYTEST) $(XDIST) -p no:django -W ignore::pytest.PytestConfigWarning $(PURE_TESTS)
+	$(PYTEST) $(XDIST) --ignore=$(PURE_TESTS) $(FAST)
 
 # The pure core's tests with pytest-django off: each fails if Django gets imported.
 # (pytest-django's ini key in pyproject.toml is then unknown, hence the -W.)
 test-pure: install-dev
-	$(PYTEST) -p no:django -W ignore::pytest.PytestConfigWarning $(PURE_TESTS)
+	$(PYTEST) $(XDIST) -p no:django -W ignore::pytest.PytestConfigWarning $(PURE_TESTS)
 
 # The Django suite against a real PostgreSQL server (started, or installed, if missing);
 # the pure tests touch no database.
 test-postgres: install-dev system-test postgres
-	DATABASE_URL=$(PG_URL) $(PYTEST) --ignore=$(PURE_TESTS)
-	DATABASE_URL=$(PG_URL) EVENTVIEWER_PARALLEL_FROM=0 $(PYTEST) $(IMPORT_TESTS)
+	DATABASE_URL=$(PG_URL) $(PYTEST) $(XDIST) --ignore=$(PURE_TESTS)
+	DATABASE_URL=$(PG_URL) EVENTVIEWER_PARALLEL_FROM=0 $(PYTEST) $(XDIST) $(IMPORT_TESTS)
 
 # install: what the app needs to run (requirements.txt); install-dev: that and the
 # test and check tools (requirements-dev.txt). Each stamp is redone when its files change.

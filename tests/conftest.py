@@ -6,7 +6,10 @@ this file too, and run without Django (``make test-pure``)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 import uuid
 from collections.abc import Callable
 from html.parser import HTMLParser
@@ -39,6 +42,29 @@ def tasks_run_inline(request, tmp_path):
     if "lockouts" in settings.CACHES:  # SQLite: sessions and lockouts in files, each test its own
         files = {name: {**settings.CACHES[name], "LOCATION": str(tmp_path / name)} for name in ("sessions", "lockouts")}
         settings.CACHES = {**settings.CACHES, **files}
+
+
+@pytest.fixture(scope="session")
+def migrated_sqlite(tmp_path_factory) -> Path:
+    """A SQLite database file at today's schema, migrated once by `manage.py migrate`: the
+    tests that start `manage.py` processes on a database file copy it (``sqlite_file``)
+    rather than each migrate a new one."""
+    path = tmp_path_factory.mktemp("migrated") / "db.sqlite3"
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{path}"}
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "manage.py", "migrate", "-v", "0"], cwd=root, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return path
+
+
+@pytest.fixture
+def sqlite_file(request, tmp_path) -> Path:
+    """``tmp_path / "db.sqlite3"``, a copy of ``migrated_sqlite``."""
+    path = tmp_path / "db.sqlite3"
+    shutil.copyfile(request.getfixturevalue("migrated_sqlite"), path)
+    return path
 
 
 def fixture_folder(scenario: str) -> Path:

@@ -61,7 +61,7 @@ LOCK_TIMEOUT = "3"
 
 
 @pytest.fixture
-def sqlite_env(tmp_path) -> dict[str, str]:
+def sqlite_env(request, tmp_path) -> dict[str, str]:
     if connection.vendor != "sqlite":
         pytest.skip("SQLite's database-wide write lock")
     environment = {
@@ -72,7 +72,7 @@ def sqlite_env(tmp_path) -> dict[str, str]:
         "EVENTVIEWER_SQLITE_TIMEOUT": LOCK_TIMEOUT,
         "EVENTVIEWER_REQUIRE_LOGIN": "true",
     }
-    manage(environment, "migrate", "-v", "0")
+    request.getfixturevalue("sqlite_file")  # at today's schema
     shell(
         environment,
         "from django.contrib.auth.models import User; User.objects.create_user('lead', password='a-long-pw-9')",

@@ -14,7 +14,7 @@ from django.utils import timezone
 from eventviewer.imports.importer import import_paths
 from eventviewer.models import Conversation, ShareLink
 
-from .conftest import action, message, observation, write_folder
+from .conftest import action, ev, message, observation, write_folder
 
 pytestmark = pytest.mark.django_db
 
@@ -122,7 +122,9 @@ def test_a_page_whose_head_moved_to_another_branch_keeps_its_own(client, running
 
 
 def test_a_page_with_no_branch_yet_reloads_when_one_appears(client, tmp_path, open_site):
-    folder = write_folder(tmp_path, [], base_state={})  # a conversation just created: no event yet
+    # A conversation just started: its state written, no event of the tree yet.
+    started = ev("s0", "ConversationStateUpdateEvent", source="environment", key="execution_status", value="idle")
+    folder = write_folder(tmp_path, [started], base_state={})
     (result,) = import_paths([(folder, "run")])
     page = client.get(result.conversation.get_absolute_url()).content.decode()
     assert "This conversation has no active branch" in page

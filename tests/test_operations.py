@@ -258,12 +258,10 @@ def test_an_unknown_upload_is_a_404(client, open_site):
 # -- the command line shows progress on a terminal ----------------------------------
 
 
-def test_the_command_shows_progress_on_a_terminal_only(tmp_path):
+def test_the_command_shows_progress_on_a_terminal_only(sqlite_file):
     import pty
 
-    db = tmp_path / "db.sqlite3"
-    env = {**os.environ, "DATABASE_URL": f"sqlite:///{db}", "DEBUG": "true"}
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT_DIR, env=env, check=True)
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{sqlite_file}", "DEBUG": "true"}
     folder = fixture_folder("simple")
     leader, follower = pty.openpty()
     done = subprocess.run(

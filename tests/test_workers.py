@@ -25,7 +25,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def env(tmp_path) -> dict[str, str]:
+def env(request, tmp_path) -> dict[str, str]:
     if connection.vendor == "postgresql":
         s = connection.settings_dict
         url = f"postgres://{s['USER']}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
@@ -38,7 +38,7 @@ def env(tmp_path) -> dict[str, str]:
         "EVENTVIEWER_TASKS": "database",
     }
     if connection.vendor != "postgresql":
-        manage(environment, "migrate", "-v", "0")
+        request.getfixturevalue("sqlite_file")  # at today's schema
     return environment
 
 

@@ -17,6 +17,14 @@ from eventviewer.models import Conversation
 from .server import KEY, AgentServer, ScriptedLLM, Unavailable, finish, installed_python, terminal
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``--dist loadgroup``) every agent-server test goes to one worker,
+    so one server starts, not one per worker."""
+    for item in items:
+        if item.get_closest_marker("agentserver"):
+            item.add_marker(pytest.mark.xdist_group("agentserver"))
+
+
 @pytest.fixture(scope="session")
 def agent_server(tmp_path_factory) -> Iterator[AgentServer]:
     try:

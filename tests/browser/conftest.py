@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from django.contrib.auth.models import User
+from django.contrib.contenttypes.models import ContentType
 from django.core.cache import cache
+from django.db import connection
 from django.utils import timezone
 from playwright.sync_api import expect
 
@@ -178,12 +182,36 @@ def page(new_context):
 # --- data --------------------------------------------------------------------------------
 
 
+# The SQLite test database right after the first import of the demo, for load_demo.
+_demo_database: list[sqlite3.Connection] = []
+
+
+def load_demo() -> None:
+    """Imports the demo into the (empty) test database. On SQLite, the first import is kept
+    as a copy of the whole in-memory database (rows, search index, sequences) and later
+    tests get that copy back, byte for byte, instead of importing again: about half of a
+    browser test's time was this import. PostgreSQL, or a database a test has already
+    written to, gets a real import each time."""
+    if connection.vendor != "sqlite" or Conversation.objects.exists() or User.objects.exists():
+        import_paths([(DEMO, "demo")])
+        return
+    connection.ensure_connection()
+    if not _demo_database:
+        import_paths([(DEMO, "demo")])
+        copy = sqlite3.connect(":memory:", check_same_thread=False)
+        connection.connection.backup(copy)
+        _demo_database.append(copy)
+    else:
+        _demo_database[0].backup(connection.connection)
+        ContentType.objects.clear_cache()  # the copy's ids, not those the flush made
+
+
 @pytest.fixture
 def demo(transactional_db, live_server, settings) -> dict[str, Conversation]:
     """The demo conversations, by scenario folder name; reading needs no login."""
     settings.EVENTVIEWER_REQUIRE_LOGIN = False
     cache.clear()  # diagrams are cached by conversation pk, which a flushed database reuses
-    import_paths([(DEMO, "demo")])
+    load_demo()
     by_id = {c.conversation_id: c for c in Conversation.objects.all()}
     return {scenario: by_id[cid] for scenario, cid in SCENARIOS.items()}
 
