@@ -74,7 +74,8 @@ def test_follow_reconnects_after_a_server_restart(agent_server, follow, llm):
     assert before == [e["id"] for e in agent_server.events(conversation_id)]
 
     agent_server.stop()
-    assert following.says("the agent-server closed the connection")
+    # Whether the WebSocket's close or a REST call (the server refuses new connections while
+    # it shuts down) is noticed first depends on timing; either way it then cannot reach it.
     assert following.says(f"cannot reach the agent-server at {agent_server.url}")
     assert "trying again in" in following.output.text()
     assert stored_ids(conversation_id) == before  # nothing stored is lost while it is down
