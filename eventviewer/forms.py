@@ -40,6 +40,25 @@ class ViewField(forms.ChoiceField):
         return "" if view == "full" else view
 
 
+class SlugsField(forms.Field):
+    """Several slugs from repeated parameters (``?run=a&run=b``), each checked, at most ``most``."""
+
+    widget = forms.MultipleHiddenInput
+
+    def __init__(self, most: int = 20, **kwargs) -> None:
+        super().__init__(required=False, **kwargs)
+        self.most = most
+
+    def to_python(self, value: Any) -> list[str]:
+        found = [v for v in (value or []) if v]
+        if len(found) > self.most:
+            raise forms.ValidationError(f"at most {self.most} runs")
+        for slug in found:
+            if len(slug) > 200 or not re.fullmatch(r"[-a-zA-Z0-9_]+", slug):
+                raise forms.ValidationError(f"{slug[:50]!r} is not a run's slug")
+        return list(dict.fromkeys(found))
+
+
 class SortedForm(forms.Form):
     """A sortable table's query: ``sort`` one of SORTS' keys (each naming its column),
     ``dir`` the order; a column in ASCENDING reads A to Z first, any other largest first.
@@ -70,7 +89,7 @@ class SortedForm(forms.Form):
 
 class ConversationListForm(SortedForm):
     DEFAULT_SORT = "imported"
-    ASCENDING = ("title",)
+    ASCENDING = ("title", "run")
     SORTS = {
         "imported": "imported_at",
         "title": "title",
@@ -84,6 +103,7 @@ class ConversationListForm(SortedForm):
         "cost": "cost",
         "duration": "duration",
         "started": "listed_started",  # annotated: the first event's timestamp
+        "run": "instance__run__name",  # conversations outside a run last
     }
     q = forms.CharField(max_length=200, required=False)
     status = forms.CharField(max_length=40, required=False)
@@ -95,7 +115,7 @@ class ConversationListForm(SortedForm):
     imported_from = forms.DateField(required=False)
     imported_to = forms.DateField(required=False)
     page = forms.IntegerField(min_value=1, required=False)
-    run = forms.SlugField(max_length=200, required=False)  # only this evaluation run's instances
+    run = SlugsField()  # only these evaluation runs' instances
 
     def add_prefix(self, field_name: str) -> str:
         return {"imported_from": "from", "imported_to": "to"}.get(field_name, field_name)
@@ -106,6 +126,13 @@ class ConversationListForm(SortedForm):
         if start and end and start > end:
             raise forms.ValidationError("from must not be after to")
         return data
+
+
+class ConversationExportForm(ConversationListForm):
+    """The list's conversations, its filters and order, as JSON lines: ``format`` summary,
+    messages (HEAD's branch as the model's messages) or events (verbatim)."""
+
+    format = forms.ChoiceField(choices=[(f, f) for f in ("summary", "messages", "events")])
 
 
 class PathForm(forms.Form):

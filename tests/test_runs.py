@@ -395,3 +395,83 @@ def test_the_run_page_draws_turns_cost_and_duration_and_a_bar_filters_the_table(
 def test_a_bad_range_is_a_400(user_client, crafted, query):
     response = user_client.get(f"/runs/crafted/?{query}")
     assert response.status_code == 400 and b"low" in response.content
+
+
+# The conversation list: several runs, the run column, the list's export
+
+V0_TRAJECTORY = FIXTURES / "v0" / "trajectory.json"
+
+
+def test_the_list_filters_by_several_runs_and_names_an_unknown_one(user_client, two_runs):
+    run_import(V0_TRAJECTORY)
+    one = text_of(user_client.get("/?run=run-a").content.decode(), "conversation-table")
+    both = text_of(user_client.get("/?run=run-a&run=run-b").content.decode(), "conversation-table")
+    assert "new-x" not in one and "12 of" in one
+    assert "Instances of runs run-a , run-b" in both and "new-x" in both and "24 of 25" in both
+    assert "2048" not in both  # the v0 trajectory is in no run
+    missing = user_client.get("/?run=run-a&run=nope")
+    assert missing.status_code == 404 and "nope" in missing.content.decode()
+    bad = user_client.get("/?run=run-a&run=not%20a%20slug")
+    assert bad.status_code == 400 and "not a run" in bad.content.decode()
+
+
+def test_the_list_sorts_by_run_with_conversations_outside_a_run_last(user_client, two_runs):
+    run_import(V0_TRAJECTORY)
+    html = user_client.get("/").content.decode()
+    assert re.search(r'<a href="\?sort=run&amp;dir=asc"[^>]*>Run</a>', html)
+    cells = re.findall(r'<td class="run-cell"[^>]*>(.*?)</td>', user_client.get("/?sort=run&dir=asc").content.decode())
+    names = [re.sub(r"<[^>]+>", "", c) for c in cells]
+    assert names[:12] == ["run-a"] * 12 and names[12:24] == ["run-b"] * 12 and names[24:] == [""]
+    back = re.findall(r'<td class="run-cell"[^>]*>(.*?)</td>', user_client.get("/?sort=run&dir=desc").content.decode())
+    assert re.sub(r"<[^>]+>", "", back[0]) == "run-b" and re.sub(r"<[^>]+>", "", back[-1]) == ""
+
+
+def test_the_list_exports_what_it_shows_one_line_per_conversation(user_client, two_runs):
+    run_import(V0_TRAJECTORY)
+    html = user_client.get("/?run=run-b&sort=title&dir=asc").content.decode()
+    link = re.search(r'href="(/export\.jsonl\?[^"]*format=summary[^"]*)"', html).group(1).replace("&amp;", "&")
+    assert "run=run-b" in link and "sort=title" in link
+    response = user_client.get(link)
+    assert 'filename="conversations.summary.jsonl"' in response["Content-Disposition"]
+    found = lines_of(response)
+    assert len(found) == 12 and {line["run"] for line in found} == {"run-b"}
+    (new,) = [line for line in found if line["instance_id"] == "new-x"]
+    assert new["outcome"] == "failed" and new["labels"] == [] and new["test_result"]["resolved"] is False
+    assert "events" not in new and "messages" not in new
+    everything = lines_of(user_client.get("/export.jsonl?format=summary"))
+    outside = [line for line in everything if line["run"] is None]
+    assert len(everything) == 25 and len(outside) == 1 and outside[0]["instance_id"] is None
+
+
+def test_the_list_export_carries_branches_and_keeps_the_lists_search(user_client, crafted):
+    source = {r["instance_id"]: r for r in crafted_rows()}
+    events = {line["instance_id"]: line for line in lines_of(user_client.get("/export.jsonl?format=events"))}
+    assert events["mod-b"]["events"] == source["mod-b"]["history"]  # verbatim, as the run's export
+    messages = lines_of(user_client.get("/export.jsonl?format=messages&q=ok-a"))
+    assert [line["instance_id"] for line in messages] == ["ok-a"]
+    roles = [m["role"] for m in messages[0]["messages"]]
+    assert roles[:2] == ["system", "user"] and "tool" in roles
+    assert user_client.get("/export.jsonl").status_code == 400
+    assert user_client.get("/export.jsonl?format=zip").status_code == 400
+    assert user_client.get("/export.jsonl?format=summary&run=nope").status_code == 404
+
+
+def test_the_list_export_streams_in_constant_memory(user_client, tmp_path, settings):
+    import tracemalloc
+
+    settings.CACHES = {**settings.CACHES, "default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}
+    template = read_rows(PARALLEL_PENDING)[0]
+    peaks = []
+    for n in (20, 160):
+        path = tmp_path / f"m{n}.jsonl"
+        path.write_text("".join(json.dumps(dict(template, instance_id=f"case-{i:03d}")) + "\n" for i in range(n)))
+        run_import(path, "--run", f"m{n}")
+        tracemalloc.start()
+        try:
+            response = user_client.get(f"/export.jsonl?format=events&run=m{n}")
+            count = sum(chunk.count(b"\n") for chunk in response.streaming_content)
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+        assert count == n
+    assert peaks[1] < 2 * peaks[0], f"peaks {peaks}: 8 times the conversations"
