@@ -45,14 +45,15 @@ class SlugsField(forms.Field):
 
     widget = forms.MultipleHiddenInput
 
-    def __init__(self, most: int = 20, **kwargs) -> None:
+    def __init__(self, most: int = 20, what: str = "runs", **kwargs) -> None:
         super().__init__(required=False, **kwargs)
-        self.most = most
+        self.most, self.what = most, what
 
     def to_python(self, value: Any) -> list[str]:
-        found = [v for v in (value or []) if v]
+        # Each value may itself be a list: ``?runs=a,b,c`` as well as ``?runs=a&runs=b``.
+        found = [s for v in (value or []) for s in v.split(",") if s]
         if len(found) > self.most:
-            raise forms.ValidationError(f"at most {self.most} runs")
+            raise forms.ValidationError(f"at most {self.most} {self.what}")
         for slug in found:
             if len(slug) > 200 or not re.fullmatch(r"[-a-zA-Z0-9_]+", slug):
                 raise forms.ValidationError(f"{slug[:50]!r} is not a run's slug")
@@ -364,6 +365,21 @@ class RunCompareForm(forms.Form):
     b = forms.SlugField(max_length=200)
     change = forms.ChoiceField(choices=[(c, c) for c in runs.CHANGES], required=False)
     page = forms.IntegerField(min_value=1, required=False)
+
+
+class RunsCompareForm(forms.Form):
+    """Several runs side by side (``runs=a,b,c``, by slug, 2 to RUNS_COMPARED), their
+    instances the most disagreed on first; ``page`` pages the table."""
+
+    RUNS_COMPARED = 12  # columns a table can show at 1400 px
+
+    runs = SlugsField(most=RUNS_COMPARED)
+    page = forms.IntegerField(min_value=1, required=False)
+
+    def clean_runs(self) -> list[str]:
+        if len(self.cleaned_data["runs"]) < 2:
+            raise forms.ValidationError("name two runs or more: runs=<slug>,<slug>")
+        return self.cleaned_data["runs"]
 
 
 class SearchForm(forms.Form):

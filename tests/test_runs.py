@@ -475,3 +475,36 @@ def test_the_list_export_streams_in_constant_memory(user_client, tmp_path, setti
             tracemalloc.stop()
         assert count == n
     assert peaks[1] < 2 * peaks[0], f"peaks {peaks}: 8 times the conversations"
+
+
+# Several runs compared
+
+
+def test_several_runs_compare_as_a_heat_table_the_most_disagreed_on_first(user_client, two_runs):
+    run_import(PARALLEL_PENDING, "--run", "third")
+    runs_page = user_client.get("/runs/").content.decode()
+    assert 'action="/runs/compare/"' in runs_page and 'name="runs" value="third"' in runs_page
+    html = user_client.get("/runs/compare/?runs=run-a&runs=run-b").content.decode()
+    table = text_of(html, "heat-table")
+    assert table.startswith("Instance run-a run-b")
+    # The nine fixed and ok-a (broken) split the two runs; ok-b is resolved in both, last of the ran-in-both.
+    order = re.findall(r'<span class="one-line mono">([^<]+)</span>', html)
+    assert len(order) == 13 and "ok-a" in order[:10] and order[:10] == sorted(order[:10])
+    assert order[10:] == ["new-x", "ok-b", "turns-a"]  # the runs agree, or only one ran it
+    cells = re.findall(r'<td class="heat-cell (outcome-\w+|not-run)"', html)
+    assert cells[:2] in (["outcome-failed", "outcome-resolved"], ["outcome-resolved", "outcome-failed"])
+    assert "not run" in table  # turns-a in A only, new-x in B only: said in words, not by colour alone
+    three = user_client.get("/runs/compare/?runs=run-a,run-b,third")
+    assert three.status_code == 200 and "Instance run-a run-b third" in text_of(three.content.decode(), "heat-table")
+
+
+def test_the_heat_table_pages_and_refuses_bad_queries(user_client, two_runs, settings):
+    settings.EVENTVIEWER_LIST_PAGE_SIZE = 5
+    first = user_client.get("/runs/compare/?runs=run-a,run-b").content.decode()
+    second = user_client.get("/runs/compare/?runs=run-a,run-b&page=3", headers={"HX-Request": "true"})
+    assert "page 1 of 3" in first and second.content.decode().strip().startswith('<div id="heat-table">')
+    assert "11–13 of 13" in text_of(second.content.decode(), "heat-table")
+    assert user_client.get("/runs/compare/?runs=run-a").status_code == 400
+    assert user_client.get("/runs/compare/?runs=run-a,bad%20slug").status_code == 400
+    missing = user_client.get("/runs/compare/?runs=run-a,nope")
+    assert missing.status_code == 404 and "nope" in missing.content.decode()

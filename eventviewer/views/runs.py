@@ -9,14 +9,14 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.core.paginator import Paginator
 from django.db.models import Count, F, Q, QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from eventviewer.forms import RunCompareForm, RunForm
+from eventviewer.forms import RunCompareForm, RunForm, RunsCompareForm
 from eventviewer.lookups import checked
 from eventviewer.models import Instance, Run, event_path
 from eventviewer.templatetags.eventviewer import dollars, duration
@@ -220,9 +220,53 @@ def sides_of(a: Run, b: Run) -> dict[str, dict[str, dict[str, Any]]]:
     return found
 
 
+def _runs_compare(request: HttpRequest) -> HttpResponse:
+    """``?runs=a,b,c``: one outcome column per run, the most disagreed-on instances first."""
+    params = checked(RunsCompareForm(request.GET)).cleaned_data
+    found = {r.slug: r for r in Run.objects.filter(slug__in=params["runs"])}
+    for slug in params["runs"]:
+        if slug not in found:
+            raise Http404(f"There is no run {slug!r}.")
+    shown = [found[slug] for slug in params["runs"]]
+    column = {r.pk: i for i, r in enumerate(shown)}
+    outcomes: dict[str, list[str | None]] = {}
+    rows = Instance.objects.filter(run__in=shown, conversation__deleting=False).values_list(
+        "run_id", "instance_id", "outcome"
+    )
+    for run_id, instance_id, outcome in rows.iterator():
+        outcomes.setdefault(instance_id, [None] * len(shown))[column[run_id]] = outcome
+    order = runs.by_disagreement(outcomes)
+    page = Paginator(order, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(params["page"] or 1)
+    ids = list(page.object_list)
+    links: dict[tuple[int, str], str] = {}
+    link = reverse("eventviewer:conversation", args=["-"])
+    cids = Instance.objects.filter(run__in=shown, instance_id__in=ids).values_list(
+        "run_id", "instance_id", "conversation__conversation_id"
+    )
+    for run_id, instance_id, cid in cids:
+        links[run_id, instance_id] = link.replace("/-/", f"/{cid}/")
+    page.object_list = [
+        {
+            "instance_id": i,
+            "split": runs.disagreement(outcomes[i])[0],
+            "cells": [
+                (r, o, runs.OUTCOME_LABELS.get(o, o) if o else "", links.get((r.pk, i), ""))
+                for r, o in zip(shown, outcomes[i], strict=True)
+            ],
+        }
+        for i in ids
+    ]
+    context = {"runs": shown, "page": page, "total": len(order)}
+    if request.htmx and not request.htmx.history_restore_request:
+        return render(request, "runs/heat.html#heat-table", context)
+    return render(request, "runs/heat.html", context)
+
+
 @require_safe
 @vary_on_headers("HX-Request")
 def run_compare(request: HttpRequest) -> HttpResponse:
+    if "runs" in request.GET:
+        return _runs_compare(request)
     form = checked(RunCompareForm(request.GET))
     params = form.cleaned_data
     a = get_object_or_404(Run, slug=params["a"])
