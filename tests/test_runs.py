@@ -212,6 +212,19 @@ def test_compare_lists_each_instance_with_both_sides_and_filters_by_change(user_
     assert "new-x only in B not in this run failed" in only
 
 
+def test_a_compare_page_holds_its_rows_with_every_change_counted(user_client, two_runs, settings):
+    settings.EVENTVIEWER_LIST_PAGE_SIZE = 5
+    last = text_of(user_client.get("/runs/compare/?a=run-a&b=run-b&page=3").content.decode(), "compare-table")
+    assert last.startswith("all 13 fixed 9 broken 1") and "11–13 of 13" in last
+    rows = re.findall(
+        r"<tr>\s*<td class=\"title-cell\"><span class=\"one-line mono\">([^<]+)<",
+        user_client.get("/runs/compare/?a=run-a&b=run-b&page=3").content.decode(),
+    )
+    assert rows == ["turns-a", "web-a", "web-b"]  # by instance id, the last page
+    fixed = user_client.get("/runs/compare/?a=run-a&b=run-b&change=fixed&page=2").content.decode()
+    assert "6–9 of 9" in text_of(fixed, "compare-table") and "fixed 9" in text_of(fixed, "compare-table")
+
+
 def test_each_instance_opens_its_two_trajectories_side_by_side(user_client, two_runs):
     html = user_client.get("/runs/compare/?a=run-a&b=run-b&change=broken").content.decode()
     one, other = (Instance.objects.get(run__slug=s, instance_id="ok-a").conversation for s in ("run-a", "run-b"))
