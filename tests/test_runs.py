@@ -255,6 +255,9 @@ def test_a_share_link_does_not_reach_runs(client, user, two_runs):
         "/runs/run-a/",
         "/runs/compare/?a=run-a&b=run-b",
         "/runs/run-a/export.jsonl?format=summary",
+        "/runs/compare/?runs=run-a,run-b",
+        "/export.jsonl?format=summary",
+        "/?run=run-a&run=run-b",
         "/api/runs/",
         "/api/runs/run-a/",
     ):
