@@ -365,11 +365,13 @@ def run_export(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 def _list_lines(found: QuerySet[Conversation], what: str, pks: list[int] | None = None) -> Iterator[bytes]:
-    """A line per conversation: of ``found`` in its order, or of ``pks`` in theirs, 200 a read."""
+    """A line per conversation: of ``found`` in its order, or of ``pks`` in theirs. A branch
+    format reads few conversations at a time: each brings its skeleton (every event's id)."""
+    size = 200 if what == RUN_SUMMARY else 10
     if pks is None:
-        chunks: Iterable[Iterable[Conversation]] = [found.iterator(chunk_size=200)]
+        chunks: Iterable[Iterable[Conversation]] = [found.iterator(chunk_size=size)]
     else:
-        chunks = (_in_order(pks[i : i + 200], summary=what == RUN_SUMMARY) for i in range(0, len(pks), 200))
+        chunks = (_in_order(pks[i : i + size], summary=what == RUN_SUMMARY) for i in range(0, len(pks), size))
     for chunk in chunks:
         for conversation in chunk:
             instance = getattr(conversation, "instance", None)
