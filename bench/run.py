@@ -37,6 +37,7 @@ from generate import generate, layout
 
 RESULTS = BENCH / "results.json"
 EVALUATION_RESULTS = BENCH / "evaluation-results.json"
+RUNS_RESULTS = BENCH / "runs-results.json"
 DEEP_DEPTH = 9000  # the ?leaf= page shows the branch ending this deep in the main line
 REPEATS = 7
 URL_TIME_BUDGET = 20.0  # seconds per URL; a slow view gets fewer (at least 3) timed requests
@@ -309,6 +310,13 @@ def main() -> int:
         help="an evaluation output of 500 instances x 100 events against the same as folders, and its run page",
     )
     parser.add_argument(
+        "--runs",
+        nargs="?",
+        const="10x1000x100",
+        metavar="RxIxE",
+        help="R evaluation runs of I instances x E events (default 10x1000x100), pages, export (bench/runs.py)",
+    )
+    parser.add_argument(
         "--only", default="", help="with --hostile: only inputs whose label holds one of these texts (comma-separated)"
     )
     parser.add_argument(
@@ -331,12 +339,17 @@ def main() -> int:
         setup_django(database_url, migrate=True)
         # A view that fails shows in the table (and its error in results.json), not as a traceback.
         logging.getLogger("django.request").setLevel(logging.CRITICAL)
+        if args.runs:
+            from runs import bench_runs
+
+            runs, instances, events = (int(n) for n in args.runs.split("x"))
+            bench_runs(workdir / "runs", database_url, report, runs, instances, events)
         if args.evaluation:
             from evaluation import bench_evaluation
 
             print("... evaluation run", file=sys.stderr)
             bench_evaluation(workdir / "evaluation", database_url, args.quick, report)
-        for size in [] if args.evaluation else sizes:
+        for size in [] if args.evaluation or args.runs else sizes:
             print(f"... {size.label}", file=sys.stderr)
             bench_size(size, workdir / "conversations", database_url, size == sizes[-1], report)
         machine = {**machine_info(), "database": database_version()}
@@ -351,7 +364,7 @@ def main() -> int:
     met = sum(1 for r in report.rows if r.met)
     total = sum(1 for r in report.rows if r.met is not None)
     write_json(
-        EVALUATION_RESULTS if args.evaluation else RESULTS,
+        RUNS_RESULTS if args.runs else EVALUATION_RESULTS if args.evaluation else RESULTS,
         {
             "mode": "quick" if args.quick else "full",
             "machine": machine,

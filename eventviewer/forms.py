@@ -41,6 +41,26 @@ class ViewField(forms.ChoiceField):
         return "" if view == "full" else view
 
 
+class SlugsField(forms.Field):
+    """Several slugs from repeated parameters (``?run=a&run=b``), each checked, at most ``most``."""
+
+    widget = forms.MultipleHiddenInput
+
+    def __init__(self, most: int = 20, what: str = "runs", **kwargs) -> None:
+        super().__init__(required=False, **kwargs)
+        self.most, self.what = most, what
+
+    def to_python(self, value: Any) -> list[str]:
+        # Each value may itself be a list: ``?runs=a,b,c`` as well as ``?runs=a&runs=b``.
+        found = [s for v in (value or []) for s in v.split(",") if s]
+        if len(found) > self.most:
+            raise forms.ValidationError(f"at most {self.most} {self.what}")
+        for slug in found:
+            if len(slug) > 200 or not re.fullmatch(r"[-a-zA-Z0-9_]+", slug):
+                raise forms.ValidationError(f"{slug[:50]!r} is not a run's slug")
+        return list(dict.fromkeys(found))
+
+
 class SortedForm(forms.Form):
     """A sortable table's query: ``sort`` one of SORTS' keys (each naming its column),
     ``dir`` the order; a column in ASCENDING reads A to Z first, any other largest first.
@@ -71,7 +91,7 @@ class SortedForm(forms.Form):
 
 class ConversationListForm(SortedForm):
     DEFAULT_SORT = "imported"
-    ASCENDING = ("title",)
+    ASCENDING = ("title", "run")
     SORTS = {
         "imported": "imported_at",
         "title": "title",
@@ -85,6 +105,7 @@ class ConversationListForm(SortedForm):
         "cost": "cost",
         "duration": "duration",
         "started": "listed_started",  # annotated: the first event's timestamp
+        "run": "instance__run__name",  # conversations outside a run last
         # annotated by views.comments.with_review_counts
         "comments": "comment_open",
         "labels": "label_count",
@@ -100,7 +121,7 @@ class ConversationListForm(SortedForm):
     imported_from = forms.DateField(required=False)
     imported_to = forms.DateField(required=False)
     page = forms.IntegerField(min_value=1, required=False)
-    run = forms.SlugField(max_length=200, required=False)  # only this evaluation run's instances
+    run = SlugsField()  # only these evaluation runs' instances
     # Reviews: a label on the conversation or one of its comments; a verdict given (none: no verdict yet)
     label = forms.CharField(max_length=100, required=False)
     verdict = forms.ChoiceField(
@@ -126,6 +147,13 @@ class ConversationListForm(SortedForm):
         if start and end and start > end:
             raise forms.ValidationError("from must not be after to")
         return data
+
+
+class ConversationExportForm(ConversationListForm):
+    """The list's conversations, its filters and order, as JSON lines: ``format`` summary,
+    messages (HEAD's branch as the model's messages) or events (verbatim)."""
+
+    format = forms.ChoiceField(choices=[(f, f) for f in ("summary", "messages", "events")])
 
 
 class PathForm(forms.Form):
@@ -358,6 +386,21 @@ class RunCompareForm(forms.Form):
     b = forms.SlugField(max_length=200)
     change = forms.ChoiceField(choices=[(c, c) for c in runs.CHANGES], required=False)
     page = forms.IntegerField(min_value=1, required=False)
+
+
+class RunsCompareForm(forms.Form):
+    """Several runs side by side (``runs=a,b,c``, by slug, 2 to RUNS_COMPARED), their
+    instances the most disagreed on first; ``page`` pages the table."""
+
+    RUNS_COMPARED = 12  # columns a table can show at 1400 px
+
+    runs = SlugsField(most=RUNS_COMPARED)
+    page = forms.IntegerField(min_value=1, required=False)
+
+    def clean_runs(self) -> list[str]:
+        if len(self.cleaned_data["runs"]) < 2:
+            raise forms.ValidationError("name two runs or more: runs=<slug>,<slug>")
+        return self.cleaned_data["runs"]
 
 
 class SearchForm(forms.Form):

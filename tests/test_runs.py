@@ -212,6 +212,19 @@ def test_compare_lists_each_instance_with_both_sides_and_filters_by_change(user_
     assert "new-x only in B not in this run failed" in only
 
 
+def test_a_compare_page_holds_its_rows_with_every_change_counted(user_client, two_runs, settings):
+    settings.EVENTVIEWER_LIST_PAGE_SIZE = 5
+    last = text_of(user_client.get("/runs/compare/?a=run-a&b=run-b&page=3").content.decode(), "compare-table")
+    assert last.startswith("all 13 fixed 9 broken 1") and "11–13 of 13" in last
+    rows = re.findall(
+        r"<tr>\s*<td class=\"title-cell\"><span class=\"one-line mono\">([^<]+)<",
+        user_client.get("/runs/compare/?a=run-a&b=run-b&page=3").content.decode(),
+    )
+    assert rows == ["turns-a", "web-a", "web-b"]  # by instance id, the last page
+    fixed = user_client.get("/runs/compare/?a=run-a&b=run-b&change=fixed&page=2").content.decode()
+    assert "6–9 of 9" in text_of(fixed, "compare-table") and "fixed 9" in text_of(fixed, "compare-table")
+
+
 def test_each_instance_opens_its_two_trajectories_side_by_side(user_client, two_runs):
     html = user_client.get("/runs/compare/?a=run-a&b=run-b&change=broken").content.decode()
     one, other = (Instance.objects.get(run__slug=s, instance_id="ok-a").conversation for s in ("run-a", "run-b"))
@@ -242,6 +255,9 @@ def test_a_share_link_does_not_reach_runs(client, user, two_runs):
         "/runs/run-a/",
         "/runs/compare/?a=run-a&b=run-b",
         "/runs/run-a/export.jsonl?format=summary",
+        "/runs/compare/?runs=run-a,run-b",
+        "/export.jsonl?format=summary",
+        "/?run=run-a&run=run-b",
         "/api/runs/",
         "/api/runs/run-a/",
     ):
@@ -395,3 +411,116 @@ def test_the_run_page_draws_turns_cost_and_duration_and_a_bar_filters_the_table(
 def test_a_bad_range_is_a_400(user_client, crafted, query):
     response = user_client.get(f"/runs/crafted/?{query}")
     assert response.status_code == 400 and b"low" in response.content
+
+
+# The conversation list: several runs, the run column, the list's export
+
+V0_TRAJECTORY = FIXTURES / "v0" / "trajectory.json"
+
+
+def test_the_list_filters_by_several_runs_and_names_an_unknown_one(user_client, two_runs):
+    run_import(V0_TRAJECTORY)
+    one = text_of(user_client.get("/?run=run-a").content.decode(), "conversation-table")
+    both = text_of(user_client.get("/?run=run-a&run=run-b").content.decode(), "conversation-table")
+    assert "new-x" not in one and "12 of" in one
+    assert "Instances of runs run-a , run-b" in both and "new-x" in both and "24 of 25" in both
+    assert "2048" not in both  # the v0 trajectory is in no run
+    missing = user_client.get("/?run=run-a&run=nope")
+    assert missing.status_code == 404 and "nope" in missing.content.decode()
+    bad = user_client.get("/?run=run-a&run=not%20a%20slug")
+    assert bad.status_code == 400 and "not a run" in bad.content.decode()
+
+
+def test_the_list_sorts_by_run_with_conversations_outside_a_run_last(user_client, two_runs):
+    run_import(V0_TRAJECTORY)
+    html = user_client.get("/").content.decode()
+    assert re.search(r'<a href="\?sort=run&amp;dir=asc"[^>]*>Run</a>', html)
+    cells = re.findall(r'<td class="run-cell"[^>]*>(.*?)</td>', user_client.get("/?sort=run&dir=asc").content.decode())
+    names = [re.sub(r"<[^>]+>", "", c) for c in cells]
+    assert names[:12] == ["run-a"] * 12 and names[12:24] == ["run-b"] * 12 and names[24:] == [""]
+    back = re.findall(r'<td class="run-cell"[^>]*>(.*?)</td>', user_client.get("/?sort=run&dir=desc").content.decode())
+    assert re.sub(r"<[^>]+>", "", back[0]) == "run-b" and re.sub(r"<[^>]+>", "", back[-1]) == ""
+
+
+def test_the_list_exports_what_it_shows_one_line_per_conversation(user_client, two_runs):
+    run_import(V0_TRAJECTORY)
+    html = user_client.get("/?run=run-b&sort=title&dir=asc").content.decode()
+    link = re.search(r'href="(/export\.jsonl\?[^"]*format=summary[^"]*)"', html).group(1).replace("&amp;", "&")
+    assert "run=run-b" in link and "sort=title" in link
+    response = user_client.get(link)
+    assert 'filename="conversations.summary.jsonl"' in response["Content-Disposition"]
+    found = lines_of(response)
+    assert len(found) == 12 and {line["run"] for line in found} == {"run-b"}
+    (new,) = [line for line in found if line["instance_id"] == "new-x"]
+    assert new["outcome"] == "failed" and new["labels"] == [] and new["test_result"]["resolved"] is False
+    assert "events" not in new and "messages" not in new
+    everything = lines_of(user_client.get("/export.jsonl?format=summary"))
+    outside = [line for line in everything if line["run"] is None]
+    assert len(everything) == 25 and len(outside) == 1 and outside[0]["instance_id"] is None
+
+
+def test_the_list_export_carries_branches_and_keeps_the_lists_search(user_client, crafted):
+    source = {r["instance_id"]: r for r in crafted_rows()}
+    events = {line["instance_id"]: line for line in lines_of(user_client.get("/export.jsonl?format=events"))}
+    assert events["mod-b"]["events"] == source["mod-b"]["history"]  # verbatim, as the run's export
+    messages = lines_of(user_client.get("/export.jsonl?format=messages&q=ok-a"))
+    assert [line["instance_id"] for line in messages] == ["ok-a"]
+    roles = [m["role"] for m in messages[0]["messages"]]
+    assert roles[:2] == ["system", "user"] and "tool" in roles
+    assert user_client.get("/export.jsonl").status_code == 400
+    assert user_client.get("/export.jsonl?format=zip").status_code == 400
+    assert user_client.get("/export.jsonl?format=summary&run=nope").status_code == 404
+
+
+def test_the_list_export_streams_in_constant_memory(user_client, tmp_path, settings):
+    import tracemalloc
+
+    settings.CACHES = {**settings.CACHES, "default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}
+    template = read_rows(PARALLEL_PENDING)[0]
+    peaks = []
+    for n in (20, 160):
+        path = tmp_path / f"m{n}.jsonl"
+        path.write_text("".join(json.dumps(dict(template, instance_id=f"case-{i:03d}")) + "\n" for i in range(n)))
+        run_import(path, "--run", f"m{n}")
+        tracemalloc.start()
+        try:
+            response = user_client.get(f"/export.jsonl?format=events&run=m{n}")
+            count = sum(chunk.count(b"\n") for chunk in response.streaming_content)
+            peaks.append(tracemalloc.get_traced_memory()[1])
+        finally:
+            tracemalloc.stop()
+        assert count == n
+    assert peaks[1] < 2 * peaks[0], f"peaks {peaks}: 8 times the conversations"
+
+
+# Several runs compared
+
+
+def test_several_runs_compare_as_a_heat_table_the_most_disagreed_on_first(user_client, two_runs):
+    run_import(PARALLEL_PENDING, "--run", "third")
+    runs_page = user_client.get("/runs/").content.decode()
+    assert 'action="/runs/compare/"' in runs_page and 'name="runs" value="third"' in runs_page
+    html = user_client.get("/runs/compare/?runs=run-a&runs=run-b").content.decode()
+    table = text_of(html, "heat-table")
+    assert table.startswith("Instance run-a run-b")
+    # The nine fixed and ok-a (broken) split the two runs; ok-b is resolved in both, last of the ran-in-both.
+    order = re.findall(r'<span class="one-line mono">([^<]+)</span>', html)
+    assert len(order) == 13 and "ok-a" in order[:10] and order[:10] == sorted(order[:10])
+    assert order[10:] == ["new-x", "ok-b", "turns-a"]  # the runs agree, or only one ran it
+    cells = re.findall(r'<td class="heat-cell (outcome-\w+|not-run)"', html)
+    assert cells[:2] in (["outcome-failed", "outcome-resolved"], ["outcome-resolved", "outcome-failed"])
+    assert "not run" in table  # turns-a in A only, new-x in B only: said in words, not by colour alone
+    three = user_client.get("/runs/compare/?runs=run-a,run-b,third")
+    assert three.status_code == 200 and "Instance run-a run-b third" in text_of(three.content.decode(), "heat-table")
+
+
+def test_the_heat_table_pages_and_refuses_bad_queries(user_client, two_runs, settings):
+    settings.EVENTVIEWER_LIST_PAGE_SIZE = 5
+    first = user_client.get("/runs/compare/?runs=run-a,run-b").content.decode()
+    second = user_client.get("/runs/compare/?runs=run-a,run-b&page=3", headers={"HX-Request": "true"})
+    assert "page 1 of 3" in first and second.content.decode().strip().startswith('<div id="heat-table">')
+    assert "11–13 of 13" in text_of(second.content.decode(), "heat-table")
+    assert user_client.get("/runs/compare/?runs=run-a").status_code == 400
+    assert user_client.get("/runs/compare/?runs=run-a,bad%20slug").status_code == 400
+    missing = user_client.get("/runs/compare/?runs=run-a,nope")
+    assert missing.status_code == 404 and "nope" in missing.content.decode()

@@ -7,7 +7,7 @@ a run; these rules read a row's outcome (its metadata's secrets are hidden by ``
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -233,3 +233,17 @@ def totals(figures: Iterable[Figures]) -> Totals:
         turns=_sum([r.turns for r in rows]),
         with_problems=sum(1 for r in rows if r.problems),
     )
+
+
+def disagreement(outcomes: Sequence[str | None]) -> tuple[int, int]:
+    """How much the runs that ran an instance (None: not run) disagree on it: first the
+    pairs of them split on resolved against not resolved, then how many outcomes they give."""
+    ran = [o for o in outcomes if o is not None]
+    resolved = ran.count(RESOLVED)
+    return resolved * (len(ran) - resolved), len(set(ran))
+
+
+def by_disagreement(rows: Mapping[str, Sequence[str | None]]) -> list[str]:
+    """Instance ids, the most disagreed on first; equal ones by instance id."""
+    keyed = {i: disagreement(o) for i, o in rows.items()}
+    return sorted(rows, key=lambda i: (-keyed[i][0], -keyed[i][1], i))

@@ -40,6 +40,7 @@ from eventviewer.views.problems import Reasons, problem_lines
 
 LIST_COLUMNS = [
     ("title", "Title"),
+    ("run", "Run"),
     ("status", "Status"),
     ("events", "Events"),
     ("branches", "Branches"),
@@ -217,7 +218,7 @@ def _listed(params: dict):
     if not q:
         conversations = conversations.filter(parent__isnull=True)
     if params["run"]:
-        conversations = conversations.filter(instance__run__slug=params["run"])
+        conversations = conversations.filter(instance__run__slug__in=params["run"])
     if q:
         conversations = conversations.alias(text_matches=search.conversation_matches(search.parsed(q)))
         match = Q(title__icontains=q) | Q(text_matches=True)
@@ -242,6 +243,21 @@ def _listed(params: dict):
     return filtered_by_reviews(conversations, params)
 
 
+def runs_named(slugs: list[str]) -> list[Run]:
+    """The runs of the list's ``run`` filter, in the order given, or a 404 naming one that is not."""
+    found = {r.slug: r for r in Run.objects.filter(slug__in=slugs)}
+    for slug in slugs:
+        if slug not in found:
+            raise Http404(f"There is no run {slug!r}.")
+    return [found[slug] for slug in slugs]
+
+
+def listed_in_order(form: ConversationListForm):
+    """The list's conversations in its order (a refused search raises BadRequest)."""
+    found = _listed(form.cleaned_data).annotate(tokens=F("prompt_tokens") + F("completion_tokens"))
+    return found.order_by(*form.ordering())
+
+
 def _choices(column: str) -> list[str]:
     """The values a filter can take: those the listed conversations have."""
     found = Conversation.objects.shown().with_listed().exclude(**{column: ""})
@@ -257,11 +273,7 @@ TYPING = "X-Eventviewer-Typing"  # app.js: the list's request made while its sea
 def conversation_list(request: HttpRequest) -> HttpResponse:
     form = checked(ConversationListForm(request.GET))
     params = form.cleaned_data
-    run = None
-    if params["run"]:
-        run = Run.objects.filter(slug=params["run"]).first()
-        if run is None:
-            raise Http404(f"There is no run {params['run']!r}.")
+    picked = runs_named(params["run"])
     refused = ""
     try:
         conversations = _listed(params)
@@ -286,7 +298,7 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
                 c.hit = best_hit(Scope(c), query)
     sort, direction = form.sorted_by()
     columns = sortable(
-        LIST_COLUMNS, sort, direction, ascending=form.ASCENDING, text=("title", "status", "started", "imported")
+        LIST_COLUMNS, sort, direction, ascending=form.ASCENDING, text=("title", "run", "status", "started", "imported")
     )
     reviewed = ("label", "verdict", "comments")
     filtered = any(
@@ -295,7 +307,7 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
     context = {
         "page": page,
         "q": params["q"].strip(),
-        "run": run,
+        "runs": picked,
         "params": params,
         "filtered": filtered,
         "statuses": _choices("listed_status"),

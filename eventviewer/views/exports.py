@@ -16,22 +16,24 @@ from itertools import islice
 
 import orjson
 from django.core.exceptions import BadRequest
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_safe
 
-from eventviewer.forms import ExportForm, RawForm, RunExportForm
+from eventviewer import search
+from eventviewer.forms import ConversationExportForm, ExportForm, RawForm, RunExportForm
 from eventviewer.imports import reviews
-from eventviewer.lookups import get_conversation, get_leaf, valid
-from eventviewer.models import PAYLOAD_CHUNK, Conversation, ConversationState, EventPayload, Run, unpack
+from eventviewer.lookups import checked, get_conversation, get_leaf, valid
+from eventviewer.models import PAYLOAD_CHUNK, Conversation, ConversationState, EventPayload, Instance, Run, unpack
 from eventviewer.scope import MAX_NESTING, Scope
 from eventviewer.trajectory import export, kinds, masking
 from eventviewer.trajectory.events import Light, one_line
 from eventviewer.trajectory.reading import Reading
 from eventviewer.trajectory.reviews import Note, Written, on_branch, threads
 from eventviewer.trajectory.view import SUMMARY_SUFFIX
+from eventviewer.views.conversations import listed_in_order, runs_named
 from eventviewer.views.share import shared_view
 from eventviewer.views.turns import MODEL
 
@@ -355,31 +357,34 @@ def _run_lines(run: Run, what: str) -> Iterator[bytes]:
         .iterator(chunk_size=200)
     )
     for instance in rows:
-        conversation = instance.conversation
-        line: dict = {
-            "instance_id": instance.instance_id,
-            "run": run.slug,
-            "conversation_id": conversation.conversation_id,
-            "outcome": instance.outcome,
-            "test_result": instance.test_result,
-            "pattern": instance.pattern or None,
-            "turns": instance.turns,
-            "tokens": (conversation.prompt_tokens or 0) + (conversation.completion_tokens or 0),
-            "cost": conversation.cost,
-            "labels": [],  # the review issue's labels go here
-        }
-        if what != RUN_SUMMARY:
-            leaf = conversation.head
-            reading = conversation.read_path(leaf) if leaf is not None else None
-            if what == "events":
-                line["events"] = (
-                    [orjson.loads(raw) for _, raw in _payloads(conversation, list(reading.path))] if reading else []
-                )
-            else:
-                line["messages"] = (
-                    orjson.loads(b"".join(_messages_json(conversation, reading, MODEL))) if reading else []
-                )
-        yield orjson.dumps(line) + b"\n"
+        yield export_line(instance.conversation, instance, run.slug, what)
+
+
+def export_line(conversation: Conversation, instance: Instance | None, run: str | None, what: str) -> bytes:
+    """One conversation as a JSON line: its instance's fields (null outside a run), and for
+    ``messages`` or ``events`` its HEAD branch as the model's messages or verbatim events."""
+    line: dict = {
+        "instance_id": instance.instance_id if instance else None,
+        "run": run,
+        "conversation_id": conversation.conversation_id,
+        "outcome": instance.outcome if instance else None,
+        "test_result": instance.test_result if instance else None,
+        "pattern": (instance.pattern or None) if instance else None,
+        "turns": instance.turns if instance else None,
+        "tokens": (conversation.prompt_tokens or 0) + (conversation.completion_tokens or 0),
+        "cost": conversation.cost,
+        "labels": [],  # the review issue's labels go here
+    }
+    if what != RUN_SUMMARY:
+        leaf = conversation.head
+        reading = conversation.read_path(leaf) if leaf is not None else None
+        if what == "events":
+            line["events"] = (
+                [orjson.loads(raw) for _, raw in _payloads(conversation, list(reading.path))] if reading else []
+            )
+        else:
+            line["messages"] = orjson.loads(b"".join(_messages_json(conversation, reading, MODEL))) if reading else []
+    return orjson.dumps(line) + b"\n"
 
 
 RUN_SUMMARY = "summary"
@@ -391,3 +396,42 @@ def run_export(request: HttpRequest, slug: str) -> HttpResponse:
     run = get_object_or_404(Run, slug=slug)
     what = valid(RunExportForm, request.GET)["format"]
     return _download(_run_lines(run, what), f"{_name(run.slug)}.{what}.jsonl", "application/x-ndjson")
+
+
+def _list_lines(found: QuerySet[Conversation], what: str, pks: list[int] | None = None) -> Iterator[bytes]:
+    """A line per conversation: of ``found`` in its order, or of ``pks`` in theirs. A branch
+    format reads few conversations at a time: each brings its skeleton (every event's id)."""
+    size = 200 if what == RUN_SUMMARY else 10
+    if pks is None:
+        chunks: Iterable[Iterable[Conversation]] = [found.iterator(chunk_size=size)]
+    else:
+        chunks = (_in_order(pks[i : i + size], summary=what == RUN_SUMMARY) for i in range(0, len(pks), size))
+    for chunk in chunks:
+        for conversation in chunk:
+            instance = getattr(conversation, "instance", None)
+            yield export_line(conversation, instance, instance.run.slug if instance else None, what)
+
+
+def _in_order(pks: list[int], summary: bool) -> list[Conversation]:
+    found = Conversation.objects.filter(pk__in=pks).select_related("instance__run")
+    by_pk = {c.pk: c for c in (found.defer("skeleton") if summary else found)}
+    return [by_pk[pk] for pk in pks if pk in by_pk]
+
+
+@require_safe
+def list_export(request: HttpRequest) -> HttpResponse:
+    """``/export.jsonl?<the list's query>&format=summary|messages|events``: the conversations
+    the list shows, in its order, streamed one line each."""
+    form = checked(ConversationExportForm(request.GET))
+    params = form.cleaned_data
+    runs_named(params["run"])
+    what = params["format"]
+    found = listed_in_order(form).select_related("instance__run")
+    if what == RUN_SUMMARY:
+        found = found.defer("skeleton")  # a summary line reads no branch
+    pks = None
+    if params["q"].strip():
+        # The words are searched now, within the search's budget, not while the file streams.
+        with search.budget():
+            pks = list(found.values_list("pk", flat=True))
+    return _download(_list_lines(found, what, pks), f"conversations.{what}.jsonl", "application/x-ndjson")

@@ -9,14 +9,14 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.core.paginator import Paginator
 from django.db.models import Count, F, Q, QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from eventviewer.forms import RunCompareForm, RunForm
+from eventviewer.forms import RunCompareForm, RunForm, RunsCompareForm
 from eventviewer.lookups import checked
 from eventviewer.models import Instance, Run, event_path
 from eventviewer.templatetags.eventviewer import dollars, duration
@@ -196,20 +196,19 @@ def run_detail(request: HttpRequest, slug: str) -> HttpResponse:
 SIDE_FIELDS = ("outcome", "turns", "tokens", "cost", "first_failure_kind", "first_failure_tool", "first_failure_text")
 
 
-def sides_of(a: Run, b: Run) -> dict[str, dict[str, dict[str, Any]]]:
-    """Instance id -> "a" / "b" -> that run's row of it: one small row per instance."""
-    rows = (
-        Instance.objects.filter(run__in=[a, b], conversation__deleting=False)
-        .annotate(tokens=F("conversation__prompt_tokens") + F("conversation__completion_tokens"))
-        .values(
-            "run_id",
-            "instance_id",
-            "first_failure",
-            *SIDE_FIELDS,
-            cost=F("conversation__cost"),
-            cid=F("conversation__conversation_id"),
-            head=F("conversation__head__event_id"),
-        )
+def sides_of(a: Run, b: Run, instance_ids: list[str] | None = None) -> dict[str, dict[str, dict[str, Any]]]:
+    """Instance id -> "a" / "b" -> that run's row of it (only of ``instance_ids`` if given)."""
+    rows = Instance.objects.filter(run__in=[a, b], conversation__deleting=False)
+    if instance_ids is not None:
+        rows = rows.filter(instance_id__in=instance_ids)
+    rows = rows.annotate(tokens=F("conversation__prompt_tokens") + F("conversation__completion_tokens")).values(
+        "run_id",
+        "instance_id",
+        "first_failure",
+        *SIDE_FIELDS,
+        cost=F("conversation__cost"),
+        cid=F("conversation__conversation_id"),
+        head=F("conversation__head__event_id"),
     )
     link = reverse("eventviewer:conversation", args=["-"])
     found: dict[str, dict[str, dict[str, Any]]] = {}
@@ -220,43 +219,92 @@ def sides_of(a: Run, b: Run) -> dict[str, dict[str, dict[str, Any]]]:
     return found
 
 
+def outcomes_of(shown: list[Run]) -> dict[int, dict[str, str]]:
+    """Run pk -> instance id -> outcome: three small fields an instance, one read."""
+    found: dict[int, dict[str, str]] = {r.pk: {} for r in shown}
+    rows = Instance.objects.filter(run__in=shown, conversation__deleting=False).values_list(
+        "run_id", "instance_id", "outcome"
+    )
+    for run_id, instance_id, outcome in rows.iterator():
+        found[run_id][instance_id] = outcome
+    return found
+
+
+def _runs_compare(request: HttpRequest) -> HttpResponse:
+    """``?runs=a,b,c``: one outcome column per run, the most disagreed-on instances first."""
+    params = checked(RunsCompareForm(request.GET)).cleaned_data
+    found = {r.slug: r for r in Run.objects.filter(slug__in=params["runs"])}
+    for slug in params["runs"]:
+        if slug not in found:
+            raise Http404(f"There is no run {slug!r}.")
+    shown = [found[slug] for slug in params["runs"]]
+    by_run = outcomes_of(shown)
+    outcomes = {i: [by_run[r.pk].get(i) for r in shown] for i in sorted(set().union(*by_run.values()))}
+    order = runs.by_disagreement(outcomes)
+    page = Paginator(order, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(params["page"] or 1)
+    ids = list(page.object_list)
+    links: dict[tuple[int, str], str] = {}
+    link = reverse("eventviewer:conversation", args=["-"])
+    cids = Instance.objects.filter(run__in=shown, instance_id__in=ids).values_list(
+        "run_id", "instance_id", "conversation__conversation_id"
+    )
+    for run_id, instance_id, cid in cids:
+        links[run_id, instance_id] = link.replace("/-/", f"/{cid}/")
+    page.object_list = [
+        {
+            "instance_id": i,
+            "split": runs.disagreement(outcomes[i])[0],
+            "cells": [
+                (r, o, runs.OUTCOME_LABELS.get(o, o) if o else "", links.get((r.pk, i), ""))
+                for r, o in zip(shown, outcomes[i], strict=True)
+            ],
+        }
+        for i in ids
+    ]
+    context = {"runs": shown, "page": page, "total": len(order)}
+    if request.htmx and not request.htmx.history_restore_request:
+        return render(request, "runs/heat.html#heat-table", context)
+    return render(request, "runs/heat.html", context)
+
+
 @require_safe
 @vary_on_headers("HX-Request")
 def run_compare(request: HttpRequest) -> HttpResponse:
+    if "runs" in request.GET:
+        return _runs_compare(request)
     form = checked(RunCompareForm(request.GET))
     params = form.cleaned_data
     a = get_object_or_404(Run, slug=params["a"])
     b = get_object_or_404(Run, slug=params["b"])
-    sides = sides_of(a, b)
-    found = runs.changes(
-        {i: s["a"]["outcome"] for i, s in sides.items() if "a" in s},
-        {i: s["b"]["outcome"] for i, s in sides.items() if "b" in s},
-    )
+    # The changes from the outcomes alone; the rows of the shown page only, then.
+    outcomes = outcomes_of([a, b])
+    found = runs.changes(outcomes[a.pk], outcomes[b.pk])
     counts = {c: 0 for c in runs.CHANGES}
     for c in found.values():
         counts[c] += 1
     wanted = params["change"]
+    listed = [i for i, c in found.items() if c == wanted] if wanted else list(found)
+    page = Paginator(listed, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(params["page"] or 1)
+    sides = sides_of(a, b, list(page.object_list))
     both = reverse("eventviewer:compare-conversations")
     rows = []
-    for instance_id, c in found.items():
-        if wanted and c != wanted:
-            continue
+    for instance_id in page.object_list:
+        c = found[instance_id]
         side_a, side_b = sides[instance_id].get("a"), sides[instance_id].get("b")
         pair = ""
         if side_a and side_b and side_a["head"] and side_b["head"]:
             ends = {"a": f"{side_a['cid']}:{side_a['head']}", "b": f"{side_b['cid']}:{side_b['head']}"}
             pair = f"{both}?{urlencode(ends)}"
-        label = runs.CHANGE_LABELS[c]
         rows.append(
             {
                 "instance_id": instance_id,
                 "change": c,
-                "label": label,
+                "label": runs.CHANGE_LABELS[c],
                 "sides": [("A", side_a), ("B", side_b)],
                 "pair": pair,
             }
         )
-    page = Paginator(rows, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(params["page"] or 1)
+    page.object_list = rows
     totals_a = run_totals(a.instances.filter(conversation__deleting=False))
     totals_b = run_totals(b.instances.filter(conversation__deleting=False))
     paired = {i: c for i, c in found.items() if c not in (runs.ONLY_A, runs.ONLY_B)}

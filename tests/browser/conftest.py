@@ -335,6 +335,8 @@ def page_types(demo, make_user, tmp_path) -> list[PageType]:
         PageType("long conversation", demo["long-300"].get_absolute_url(), True),
         PageType("search", f"{branching.get_absolute_url()}search/?q=count*", True),
         PageType("list filtered", "/?q=words&failures=1&status=finished", True),
+        PageType("list by runs", "/?run=fixtures&run=safety&sort=run&dir=asc", True),
+        PageType("runs compared", "/runs/compare/?runs=fixtures,safety", True),
         PageType("share search", f"{share.get_absolute_url()}search/?q=script", False),
         PageType("event", f"{wide.get_absolute_url()}events/a1/", True),
         PageType("import", "/import/", True),

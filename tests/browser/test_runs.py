@@ -108,3 +108,31 @@ def test_from_a_pattern_to_a_first_failure_then_two_runs_side_by_side(
     expect(page.get_by_role("heading", name="Compare two branches")).to_be_visible()
     expect(page.locator("body")).to_contain_text("ModuleNotFoundError")
     assert page.evaluate(WIDE), "the two trajectories scroll sideways"
+
+
+@pytest.mark.parametrize("width", [1400, 360])
+def test_several_runs_side_by_side_then_the_list_of_their_instances(new_context, runs, width):
+    page = new_context(viewport={"width": width, "height": 800}).new_page()
+    page.goto("/runs/")
+    page.get_by_label("fixtures").check()
+    page.get_by_label("pony v0").check()
+    page.get_by_role("button", name="Compare the checked runs").click()
+    heat = page.locator("#heat-table")
+    expect(heat.locator("thead th")).to_have_text(["Instance", "fixtures", "pony v0"])
+    expect(heat.locator("tbody tr")).to_have_count(4)
+    expect(heat.locator("td.not-run").first).to_have_text("not run")
+    assert page.evaluate(WIDE), "the runs' table scrolls sideways"
+    page.get_by_role("link", name="Conversations", exact=True).click()
+    run_header = page.locator("#conversation-table thead").get_by_role("link", name="Run")
+    run_header.click()
+    expect(page).to_have_url(re.compile(r"sort=run&dir=asc"))
+    cells = page.locator("#conversation-table td.run-cell")
+    expect(cells.first).to_have_text("fixtures")
+    cells.first.get_by_role("link").click()
+    expect(page.locator(".run-filter")).to_contain_text("Instances of run fixtures")
+    expect(page.locator("#conversation-table tbody tr")).to_have_count(2)
+    with page.expect_download() as download:
+        page.get_by_role("link", name="summary", exact=True).click()
+    lines = Path(download.value.path()).read_text().splitlines()
+    assert len(lines) == 2 and all('"run":"fixtures"' in line for line in lines)
+    assert page.evaluate(WIDE), "the list scrolls sideways"

@@ -91,3 +91,26 @@ def test_a_runs_totals_count_outcomes_and_rate_the_scored_ones():
 def test_a_run_with_nothing_scored_has_no_rate():
     found = runs.totals([runs.Figures("unscored")])
     assert found.resolve_rate is None and found.interval is None and found.tokens.median is None
+
+
+def test_instances_are_ordered_by_how_much_the_runs_disagree():
+    R, F, E = runs.RESOLVED, runs.FAILED, runs.ERROR
+    rows = {
+        "all-resolved": [R, R, R, R],
+        "all-failed": [F, F, F, F],
+        "one-fixed": [F, F, F, R],
+        "even-split": [R, F, R, F],
+        "failed-or-error": [F, E, F, E],
+        "split-but-missing": [R, None, None, F],
+        "a-even-split": [F, R, F, R],
+    }
+    assert runs.by_disagreement(rows) == [
+        "a-even-split",  # 2 resolved x 2 not: 4 split pairs; ties by instance id
+        "even-split",
+        "one-fixed",  # 1 x 3
+        "split-but-missing",  # 1 x 1: a run that did not run it disagrees with none
+        "failed-or-error",  # none resolved, but two outcomes
+        "all-failed",
+        "all-resolved",
+    ]
+    assert runs.disagreement([None, None]) == (0, 0)
