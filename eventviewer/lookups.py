@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from django import forms
 from django.core.exceptions import BadRequest
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse
+from django.utils.log import log_response
 
 from eventviewer.models import Conversation, Event
 from eventviewer.trajectory.ids import normalize_conversation_id
@@ -54,3 +55,10 @@ def checked(form: forms.Form, what: str = "query") -> forms.Form:
 
 def valid(form_class: type[forms.Form], data) -> dict:
     return checked(form_class(data)).cleaned_data
+
+
+def refused_page(request: HttpRequest, response: HttpResponse, reason: str) -> HttpResponse:
+    """A page that answers a refused query itself (its box, the reason beside it) is logged
+    as a raised BadRequest is: one line naming the reason (eventviewer.logfilters)."""
+    log_response("%s: %s", reason, request.path, response=response, request=request)
+    return response

@@ -51,7 +51,7 @@ def test_an_evaluation_instance_without_a_status_shows_its_outcome_not_unknown(s
     assert sorted(statuses) == ["error", "failed", "resolved", "unscored"]
     row = text_of(html, "conversation-table")
     assert "ponylang__ponyc-4588 run v0" in row  # the outcome "error", beside its run
-    assert re.search(r"ponylang__ponyc-4588 run v0 · \w+… · [^ ]+ error", row)
+    assert re.search(r"ponylang__ponyc-4588 run v0 · \w+… · [^ ]+ v0 error", row)  # the Run column, then it
 
 
 def test_every_status_the_list_shows_is_one_its_filter_offers_and_selects(site, imported):

@@ -316,6 +316,7 @@ def test_a_user_s_error_is_one_line_at_info_in_the_log(client, open_site, tmp_pa
     conversation = import_paths([(folder([message("m1", None, "hi")]), "t")])[0].conversation
     caplog.set_level(logging.INFO)
     assert client.get(f"/c/{conversation.conversation_id}/search/", {"q": '"unclosed'}).status_code == 400
+    assert client.get("/", {"q": "ab*"}).status_code == 400  # the list answers it on its own page too
     assert client.get("/api/conversations/", {"page": "x"}).status_code == 400
     assert client.get(f"/c/{'f' * 32}/").status_code == 404
     upload(client, tmp_path, "bad.jsonl", '{"id": "m1", "kind": "X", "k": 1, "k": 2}\n')  # refused
@@ -323,6 +324,7 @@ def test_a_user_s_error_is_one_line_at_info_in_the_log(client, open_site, tmp_pa
     assert [r for r in caplog.records if r.exc_info or r.levelno > logging.INFO] == []
     said = [r.getMessage() for r in caplog.records]
     assert any(m.startswith("Bad query: q: a quotation mark is not closed") for m in said)
+    assert any(m.startswith("Bad query: q:") and m.endswith(": /") for m in said)
     assert any("bad.jsonl" in m and "nothing was imported" in m for m in said)
 
 

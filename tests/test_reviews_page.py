@@ -268,3 +268,15 @@ def test_a_read_only_link_cannot_label_the_conversation(branching):
         Client().post(f"{commenting.get_absolute_url()}labels/", {"label": "gave up", "author": "A"}).status_code == 302
     )
     assert branching.conversation_labels.get().author == "A (via share link: n)"
+
+
+def test_the_list_shows_the_review_columns_once_anything_is_reviewed(user_client, branching):
+    def headers(**query) -> list[str]:
+        html = user_client.get("/", query).content.decode()
+        return [h for h in ("Comments", "Labels", "Verdicts") if f">{h}<" in html]
+
+    assert headers() == []  # nothing reviewed yet: the title keeps the room
+    assert headers(comments="none") == ["Comments", "Labels", "Verdicts"]  # asked for
+    one, _, root = two_branches(branching)
+    comment(user_client, f"{branching.get_absolute_url()}comments/", event_id=root, leaf=one, body="a")
+    assert headers() == ["Comments", "Labels", "Verdicts"]

@@ -22,8 +22,8 @@ from django.views.decorators.vary import vary_on_headers
 
 from eventviewer import search, tasks
 from eventviewer.forms import ConversationListForm, EventForm, HeadForm, PathForm, RawForm, ShareForm
-from eventviewer.lookups import checked, get_conversation, get_event, get_leaf, valid
-from eventviewer.models import Conversation, Event, Label, Run, read_whole
+from eventviewer.lookups import checked, get_conversation, get_event, get_leaf, refused_page, valid
+from eventviewer.models import Comment, Conversation, ConversationLabel, Event, Label, Run, Verdict, read_whole
 from eventviewer.scope import Scope
 from eventviewer.trajectory import diagram, masking
 from eventviewer.trajectory.failures import failures
@@ -56,6 +56,7 @@ LIST_COLUMNS = [
     ("started", "Started"),
     ("imported", "Imported"),
 ]
+REVIEW_COLUMNS = ("comments", "labels", "verdicts")
 SHARE_LINKS_LISTED = 50
 SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
@@ -297,10 +298,19 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
             for c in page.object_list:
                 c.hit = best_hit(Scope(c), query)
     sort, direction = form.sorted_by()
-    columns = sortable(
-        LIST_COLUMNS, sort, direction, ascending=form.ASCENDING, text=("title", "run", "status", "started", "imported")
-    )
     reviewed = ("label", "verdict", "comments")
+    # The review columns once a team reviews (or asks for them): empty columns take the title's room.
+    reviewing = (
+        any(params[k] for k in reviewed)
+        or sort in REVIEW_COLUMNS
+        or Comment.objects.exists()
+        or ConversationLabel.objects.exists()
+        or Verdict.objects.exists()
+    )
+    shown = [c for c in LIST_COLUMNS if reviewing or c[0] not in REVIEW_COLUMNS]
+    columns = sortable(
+        shown, sort, direction, ascending=form.ASCENDING, text=("title", "run", "status", "started", "imported")
+    )
     filtered = any(
         params[k] for k in ("q", "run", "status", "model", "agent", "problems", "failures", *reviewed)
     ) or any(params[k] for k in ("imported_from", "imported_to"))
@@ -308,6 +318,7 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
         "page": page,
         "q": params["q"].strip(),
         "runs": picked,
+        "reviewing": reviewing,
         "params": params,
         "filtered": filtered,
         "statuses": _choices("listed_status"),
@@ -323,9 +334,9 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
         "refused": refused,
     }
     status = 400 if refused else 200
-    if request.htmx and not request.htmx.history_restore_request:
-        return render(request, "conversations/list.html#table", context, status=status)
-    return render(request, "conversations/list.html", context, status=status)
+    partial = request.htmx and not request.htmx.history_restore_request
+    response = render(request, "conversations/list.html" + ("#table" if partial else ""), context, status=status)
+    return refused_page(request, response, refused) if refused else response
 
 
 @require_safe

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_safe
 
 from eventviewer import search
 from eventviewer.forms import SearchForm
-from eventviewer.lookups import checked, get_conversation, get_leaf
+from eventviewer.lookups import checked, get_conversation, get_leaf, refused_page
 from eventviewer.models import Conversation, Event
 from eventviewer.scope import Scope
 from eventviewer.trajectory import kinds
@@ -107,7 +107,8 @@ def search_page(request: HttpRequest, scope: Scope) -> HttpResponse:
             else None,
         )
     context["refused"] = refused
-    return render(request, "conversations/search.html", context, status=400 if refused else 200)
+    response = render(request, "conversations/search.html", context, status=400 if refused else 200)
+    return refused_page(request, response, refused) if refused else response
 
 
 @require_safe
