@@ -106,7 +106,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
     found = Run.objects.annotate(
         instance_count=Count("instances", filter=SHOWN),
         resolved=Count("instances", filter=SHOWN & Q(instances__outcome=runs.RESOLVED)),
-    )
+    ).order_by("-imported_at", "-pk")  # newest first, the later of two at one moment first
     return render(request, "runs/list.html", {"runs": found})
 
 

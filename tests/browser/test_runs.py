@@ -116,9 +116,11 @@ def test_several_runs_side_by_side_then_the_list_of_their_instances(new_context,
     page.goto("/runs/")
     page.get_by_label("fixtures").check()
     page.get_by_label("pony v0").check()
+    listed = [n.strip() for n in page.locator("form.runs-compare label").all_inner_texts()]
+    assert sorted(listed) == ["fixtures", "pony v0"]
     page.get_by_role("button", name="Compare the checked runs").click()
     heat = page.locator("#heat-table")
-    expect(heat.locator("thead th")).to_have_text(["Instance", "fixtures", "pony v0"])
+    expect(heat.locator("thead th")).to_have_text(["Instance", *listed])  # as the runs page lists them
     expect(heat.locator("tbody tr")).to_have_count(4)
     expect(heat.locator("td.not-run").first).to_have_text("not run")
     assert page.evaluate(WIDE), "the runs' table scrolls sideways"
