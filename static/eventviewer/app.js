@@ -281,7 +281,9 @@
   document.addEventListener("keydown", function (e) {
     if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return;
     var target = e.target;
-    if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT|BUTTON)$/.test(target.tagName))) return;
+    // Just after the key help closes, focus can still sit on its Close button: not a control then.
+    var closed = target && target.closest && target.closest("dialog:not([open])");
+    if (!closed && target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT|BUTTON)$/.test(target.tagName))) return;
     var onRows = !eventElements().length && rowElements().length;
     switch (e.key) {
       case "j": if (onRows) moveRow(1); else move(1); break;
