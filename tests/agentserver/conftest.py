@@ -83,9 +83,10 @@ class Following:
         finally:
             connections.close_all()  # this thread's: a test database with a session open cannot be dropped
 
-    def says(self, text: str, timeout: float = 60) -> bool:
+    def says(self, text: str, timeout: float = 60, times: int = 1) -> bool:
+        """Whether the output holds ``text`` (at least ``times`` times) within ``timeout`` s."""
         deadline = time.monotonic() + timeout
-        while text not in self.output.text():
+        while self.output.text().count(text) < times:
             if time.monotonic() > deadline:
                 return False
             time.sleep(0.1)
