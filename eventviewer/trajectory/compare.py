@@ -282,7 +282,7 @@ SAME, CHANGED, ONLY_A, ONLY_B = "same", "changed", "only_a", "only_b"
 
 
 @dataclass
-class Row:
+class AlignedRow:
     """One line of the comparison: a run of steps both sides did alike, two aligned steps
     that differ, or a step on one side only."""
 
@@ -290,9 +290,9 @@ class Row:
     pairs: list[Pair] = field(default_factory=list)
 
 
-def rows(pairs: Sequence[Pair], a: Sequence[Step], b: Sequence[Step]) -> list[Row]:
+def rows(pairs: Sequence[Pair], a: Sequence[Step], b: Sequence[Step]) -> list[AlignedRow]:
     """The aligned pairs as rows, each run of steps alike on both sides folded into one."""
-    found: list[Row] = []
+    found: list[AlignedRow] = []
     for pair in pairs:
         if pair.a is None:
             kind = ONLY_B
@@ -303,5 +303,5 @@ def rows(pairs: Sequence[Pair], a: Sequence[Step], b: Sequence[Step]) -> list[Ro
         if kind == SAME and found and found[-1].kind == SAME:
             found[-1].pairs.append(pair)
         else:
-            found.append(Row(kind, [pair]))
+            found.append(AlignedRow(kind, [pair]))
     return found

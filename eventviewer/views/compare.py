@@ -133,7 +133,7 @@ class Cell:
 
 
 @dataclass
-class Line:
+class ShownRow:
     """One row of the comparison as the page shows it."""
 
     kind: str  # compare.SAME, CHANGED, ONLY_A or ONLY_B
@@ -197,7 +197,7 @@ def _shown(side: Side, steps: list[compare.Step]) -> dict[str, dict]:
     return data
 
 
-def _lines(rows: list[compare.Row], a: Side, b: Side) -> list[Line]:
+def _lines(rows: list[compare.AlignedRow], a: Side, b: Side) -> list[ShownRow]:
     cells = [p for row in rows if row.kind != compare.SAME for p in row.pairs]
     data_a = _shown(a, [a.steps[p.a] for p in cells if p.a is not None])
     data_b = _shown(b, [b.steps[p.b] for p in cells if p.b is not None])
@@ -205,10 +205,10 @@ def _lines(rows: list[compare.Row], a: Side, b: Side) -> list[Line]:
     for row in rows:
         if row.kind == compare.SAME:
             alike = [(a.steps[p.a], b.steps[p.b]) for p in row.pairs[:ALIKE_LISTED]]  # type: ignore[index]
-            lines.append(Line(row.kind, alike=alike, count=len(row.pairs)))
+            lines.append(ShownRow(row.kind, alike=alike, count=len(row.pairs)))
             continue
         (pair,) = row.pairs
-        line = Line(row.kind)
+        line = ShownRow(row.kind)
         if pair.a is not None:
             line.a = _cell(a, a.steps[pair.a], data_a)
         if pair.b is not None:
