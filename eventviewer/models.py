@@ -194,10 +194,6 @@ class Conversation(models.Model):
         return raw
 
     @property
-    def problem_count(self) -> int:
-        return self.pending_count + self.mismatch_count
-
-    @property
     def shown_status(self) -> str:
         """What ``status_expression`` says of this conversation."""
         annotated = getattr(self, "listed_status", None)
@@ -216,10 +212,6 @@ class Conversation(models.Model):
             return str(annotated)
         first = self.events.exclude(timestamp="").order_by("seq").values_list("timestamp", flat=True).first()
         return first or ""
-
-    @property
-    def branch_count(self) -> int:
-        return self.leaf_count
 
     @property
     def is_live(self) -> bool:
