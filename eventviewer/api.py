@@ -20,8 +20,8 @@ from eventviewer.models import Conversation, ConversationState, Event, Run, read
 from eventviewer.scope import Scope
 from eventviewer.trajectory import patterns, runs
 from eventviewer.trajectory.events import Light
+from eventviewer.trajectory.model_view import SUMMARY_SUFFIX
 from eventviewer.trajectory.projection import Message, messages_starting, sent
-from eventviewer.trajectory.view import SUMMARY_SUFFIX
 from eventviewer.views import runs as run_views
 from eventviewer.views.search import run_search
 

@@ -4,8 +4,12 @@ pages; the API turns them into JSON."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from django import forms
 from django.core.exceptions import BadRequest
+from django.core.paginator import EmptyPage, Page, Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.utils.log import log_response
 
@@ -43,6 +47,16 @@ def get_leaf(conversation: Conversation, event_id: str) -> Event | None:
     if leaf is not None and not leaf.is_tree_node:
         raise BadRequest(f"Event {leaf.event_id!r} is a {leaf.kind}, which is not on any branch.")
     return leaf
+
+
+def get_page(items: Sequence[Any], per_page: int, number: int | None, beyond: str) -> Page:
+    """Page ``number`` (None: the first) of ``items``; a page past the last is a 404 that
+    says how many there are (``beyond``: "the results fill {pages}")."""
+    paginator = Paginator(items, per_page)
+    try:
+        return paginator.page(number or 1)
+    except EmptyPage:
+        raise Http404(f"There is no page {number}: " + beyond.format(pages=paginator.num_pages)) from None
 
 
 def checked(form: forms.Form, what: str = "query") -> forms.Form:

@@ -29,6 +29,7 @@ from eventviewer.trajectory import failures, files, kinds, masking, naming, patt
 from eventviewer.trajectory.cards import Card
 from eventviewer.trajectory.diff import Budget
 from eventviewer.trajectory.events import SUMMARY_LENGTH, Light, one_line
+from eventviewer.trajectory.model_view import Condensed
 from eventviewer.trajectory.pairing import (
     Identity,
     LeafProblems,
@@ -43,7 +44,6 @@ from eventviewer.trajectory.search import branch_leaves
 from eventviewer.trajectory.skeleton import Node, build_skeleton, event_label
 from eventviewer.trajectory.tree import ANCHOR_SPACING
 from eventviewer.trajectory.usage import Usage, total_of
-from eventviewer.trajectory.view import Condensed
 
 
 def event_path(event_id: str, leaf: str | None = None) -> str:
@@ -194,10 +194,6 @@ class Conversation(models.Model):
         return raw
 
     @property
-    def problem_count(self) -> int:
-        return self.pending_count + self.mismatch_count
-
-    @property
     def shown_status(self) -> str:
         """What ``status_expression`` says of this conversation."""
         annotated = getattr(self, "listed_status", None)
@@ -216,10 +212,6 @@ class Conversation(models.Model):
             return str(annotated)
         first = self.events.exclude(timestamp="").order_by("seq").values_list("timestamp", flat=True).first()
         return first or ""
-
-    @property
-    def branch_count(self) -> int:
-        return self.leaf_count
 
     @property
     def is_live(self) -> bool:

@@ -204,6 +204,20 @@ def observation_output(observation: Mapping[str, Any]) -> str:
     return "\n".join(f"[{key}]\n{value}" for key, value in found)
 
 
+def result_text(data: Mapping[str, Any]) -> str:
+    """A result's text: a tool's output, a rejection's reason, an error."""
+    observation = data.get("observation")
+    if isinstance(observation, dict):
+        text = observation_output(observation)
+        code = observation.get("exit_code")
+        return text + (f"\n[exit code {code}]" if isinstance(code, int) and code not in (0, -1) else "")
+    for key in ("rejection_reason", "error"):
+        value = data.get(key)
+        if isinstance(value, str):
+            return value
+    return ""
+
+
 def images(content: Any) -> list[Image]:
     """The images of a content list: inline when a small raster data: URL, else described."""
     found: list[Image] = []

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar
 
 from . import kinds
-from .cards import observation_output, texts, tool_arguments
+from .cards import result_text, texts, tool_arguments
 from .events import Light
 from .projection import project
 
@@ -104,7 +104,7 @@ def describe(step: Step, data: Mapping[str, Mapping[str, Any]], limit: int | Non
     if first.kind == kinds.ACTION:
         labels = tuple(e.tool_name for e in step.calls)
         key = Key("calls", labels, "\n".join(arguments(data.get(e.event_id, {})) for e in step.calls))
-        outputs = [(e.kind, e.failure, output(data.get(e.event_id, {}))) for e in step.results]
+        outputs = [(e.kind, e.failure, result_text(data.get(e.event_id, {}))) for e in step.results]
         step.key, step.fingerprint = key, (_hashed(key), tuple((k, f, hash(t)) for k, f, t in outputs))
         step.output = "\n".join(text for _, _, text in outputs)
     else:
@@ -113,7 +113,7 @@ def describe(step: Step, data: Mapping[str, Mapping[str, Any]], limit: int | Non
         else:
             event = data.get(first.event_id, {})
             text = (
-                output(event)
+                result_text(event)
                 if first.kind in kinds.ACTION_RESULTS
                 else kinds.kind_of(first.kind).summarize(dict(event))
             )
@@ -166,20 +166,6 @@ def arguments(data: Mapping[str, Any]) -> str:
             value = {k: v for k, v in value.items() if k not in REMARKS}
         return json.dumps(value, sort_keys=True, indent=1, ensure_ascii=False, default=str)
     return tool_arguments(dict(data))
-
-
-def output(data: Mapping[str, Any]) -> str:
-    """A result's text: a tool's output, a rejection's reason, an error."""
-    observation = data.get("observation")
-    if isinstance(observation, dict):
-        text = observation_output(observation)
-        code = observation.get("exit_code")
-        return text + (f"\n[exit code {code}]" if isinstance(code, int) and code not in (0, -1) else "")
-    for key in ("rejection_reason", "error"):
-        value = data.get(key)
-        if isinstance(value, str):
-            return value
-    return ""
 
 
 def message_text(data: Mapping[str, Any]) -> str:
@@ -296,7 +282,7 @@ SAME, CHANGED, ONLY_A, ONLY_B = "same", "changed", "only_a", "only_b"
 
 
 @dataclass
-class Row:
+class AlignedRow:
     """One line of the comparison: a run of steps both sides did alike, two aligned steps
     that differ, or a step on one side only."""
 
@@ -304,9 +290,9 @@ class Row:
     pairs: list[Pair] = field(default_factory=list)
 
 
-def rows(pairs: Sequence[Pair], a: Sequence[Step], b: Sequence[Step]) -> list[Row]:
+def rows(pairs: Sequence[Pair], a: Sequence[Step], b: Sequence[Step]) -> list[AlignedRow]:
     """The aligned pairs as rows, each run of steps alike on both sides folded into one."""
-    found: list[Row] = []
+    found: list[AlignedRow] = []
     for pair in pairs:
         if pair.a is None:
             kind = ONLY_B
@@ -317,5 +303,5 @@ def rows(pairs: Sequence[Pair], a: Sequence[Step], b: Sequence[Step]) -> list[Ro
         if kind == SAME and found and found[-1].kind == SAME:
             found[-1].pairs.append(pair)
         else:
-            found.append(Row(kind, [pair]))
+            found.append(AlignedRow(kind, [pair]))
     return found

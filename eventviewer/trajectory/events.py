@@ -93,10 +93,8 @@ def describe(data: Any, seq: int = 0) -> Light:
     payload = action if action is not None else observation
     payload_kind = "" if payload is None else _string(payload, "kind", limit=100, label="payload kind")
     role = _string(message, "role", limit=20, label="llm_message.role") if message else ""
-    is_error = kind in (kinds.AGENT_ERROR, kinds.CONVERSATION_ERROR) or bool(
-        observation is not None and observation.get("is_error") is True
-    )
     kind_rules = kinds.kind_of(kind)
+    is_error = kind_rules.error or bool(observation is not None and observation.get("is_error") is True)
     return Light(
         event_id,
         kind,
@@ -110,12 +108,12 @@ def describe(data: Any, seq: int = 0) -> Light:
         payload_kind,
         role,
         # executable; V0 wrote no result for its finish, so it waits for none
-        kind == kinds.ACTION and action is not None and not (payload_kind == "FinishAction" and "v0" in data),
+        kind_rules.call and action is not None and not (payload_kind == "FinishAction" and "v0" in data),
         bool(thinking or (thought and _has_text(thought)) or (reasoning and not reasoning.isspace())),  # carries_text
         is_error,
         _stored_summary(kind_rules.summarize(data)),
         kind_rules.failure(data),
-        kind == kinds.ACTION and bool(thinking),
+        kind_rules.call and bool(thinking),
         kind_rules.effect(data),
         0,  # pk
         seq,

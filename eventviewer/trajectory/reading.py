@@ -8,9 +8,9 @@ from functools import cached_property
 
 from .events import Light
 from .kinds import CONDENSATION
+from .model_view import SUMMARY_SUFFIX, Condensed, View, context_sizes, model_view
 from .pairing import Pairing, pair
 from .projection import Message, Turn, assistant_turns, project, to_messages
-from .view import SUMMARY_SUFFIX, Condensed, View, context_sizes, model_view
 
 
 @dataclass

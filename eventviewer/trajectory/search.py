@@ -182,10 +182,6 @@ def fts5_body(text: str) -> str:
     return text if text.isascii() else _SIGN.sub(_symbol_word, text)
 
 
-def index_text(text: str) -> str:
-    return " ".join(words(text))
-
-
 MAX_LEXEME_BYTES = 2047  # PostgreSQL ignores longer words (to_tsvector) or refuses them (a tsvector)
 MAX_POSITION = 16383  # the largest word position a tsvector holds
 MAX_POSITIONS = 255  # positions kept per word, as to_tsvector keeps them

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Mapping
+import shlex
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -26,17 +27,8 @@ GIT_READS = frozenset("status log diff show rev-parse ls-files blame describe sh
 _SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", "|&", ";;", "{", "}"})
 _WRITE_REDIRECTS = {">": "write", ">|": "write", "&>": "write", ">>": "append", "&>>": "append"}
 _HEREDOC = re.compile(r"<<(-?)[ \t]*(['\"]?)([A-Za-z_][A-Za-z0-9_.-]*)\2")
-# A token: blanks, an operator (a run of ; & | ( ) < >), or a word made of unquoted
-# characters, 'single-quoted' and "double-quoted" parts and \-escaped characters; any
-# other character is a quote left open.
-_TOKEN = re.compile(
-    r"""(?P<blank>\s+)|(?P<op>[;&|()<>]+)|(?P<word>(?:[^\s;&|()<>'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.)+)|(?P<bad>.)""",
-    re.DOTALL,
-)
 _SPECIAL = re.compile(r"""[;&|()<>'"\\]""")  # what makes a command more than plain words
-_QUOTES = re.compile(r"""['"\\]""")
-_QUOTED = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)""", re.DOTALL)
-_DOUBLE_ESCAPE = re.compile(r"""\\([$`"\\\n])""")  # what a backslash escapes inside double quotes
+_OPERATOR_CHARS = frozenset("();<>|&")  # shlex's punctuation_chars: runs of them are operators
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")  # FOO=bar before a command
 _NOT_FILES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty")
 
@@ -84,29 +76,18 @@ def read_command(command: str, cwd: str = "") -> Shell:
 
 def _tokens(text: str) -> list[tuple[str, bool]] | None:
     """The words and operators of a command line, each word unquoted, as a POSIX shell
-    splits them (without expanding anything); None when a quote is left open."""
+    splits them (without expanding anything); None when a quote is left open. A quoted
+    word made only of operator characters (``echo ';'``) reads as the operator: shlex
+    does not say what was quoted."""
     if not _SPECIAL.search(text):  # most commands: plain words
         return [(word, False) for word in text.split()]
-    found: list[tuple[str, bool]] = []
-    for match in _TOKEN.finditer(text):
-        kind = match.lastgroup
-        if kind == "bad":
-            return None
-        if kind == "op":
-            found.append((match.group(), True))
-        elif kind == "word":
-            word = match.group()
-            found.append((_QUOTED.sub(_unquoted, word) if _QUOTES.search(word) else word, False))
-    return found
-
-
-def _unquoted(match: re.Match[str]) -> str:
-    single, double, escaped = match.groups()
-    if single is not None:
-        return str(single)
-    if double is not None:
-        return _DOUBLE_ESCAPE.sub(r"\1", str(double))
-    return str(escaped)
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    lexer.commenters = ""  # a # inside a word is part of it; comments change no file anyway
+    try:
+        return [(token, _OPERATOR_CHARS.issuperset(token) and token != "") for token in lexer]
+    except ValueError:  # no closing quotation, or nothing after an escape
+        return None
 
 
 def _cut_heredocs(command: str) -> tuple[str, dict[str, str]]:
@@ -184,39 +165,96 @@ def _output_of(program: str, args: list[str], stdin: str | None) -> str | None:
 
 def _run(program: str, args: list[str], stdin: str | None, shell: Shell) -> None:
     operands = [a for a in args if not a.startswith("-") or a == "-"]
-    cwd = shell.cwd
-    if program == "cd":
-        target = operands[0] if operands else "~"
-        shell.cwd = "" if target.startswith(("~", "$", "-")) else _resolve(cwd, target) if cwd else ""
-        if target.startswith("/"):
-            shell.cwd = posixpath.normpath(target)
+    known = _PROGRAMS.get(program)
+    if known is not None and known(args, operands, stdin, shell):
         return
-    if program == "rm":
-        shell.writes.extend(Write("delete", _resolve(cwd, p)) for p in operands)
-    elif program == "mv" and len(operands) >= 2:
-        *sources, target = operands
-        for source in sources:
-            shell.writes.append(Write("move", _resolve(cwd, target), source=_resolve(cwd, source)))
-    elif program == "cp" and len(operands) >= 2:
-        shell.writes.append(Write("write", _resolve(cwd, operands[-1])))
-    elif program == "touch":
-        shell.writes.extend(Write("touch", _resolve(cwd, p)) for p in operands)
-    elif program == "tee":
-        op = "append" if any(a in ("-a", "--append") for a in args) else "write"
-        shell.writes.extend(Write(op, _resolve(cwd, p), stdin) for p in operands if p != "-")
-    elif program == "sed" and any(a == "-i" or a.startswith(("-i", "--in-place")) for a in args):
-        files = _sed_files(args)
-        shell.writes.extend(Write("edit", _resolve(cwd, p)) for p in files)
-        shell.unknown = shell.unknown or not files
-    elif program == "git":
-        verb = next((a for a in args if not a.startswith("-")), "")
-        shell.unknown = shell.unknown or verb not in GIT_READS
-    elif program == "find":
-        shell.unknown = shell.unknown or any(a in ("-delete", "-exec", "-execdir", "-ok") for a in args)
-    elif program == "sort":
-        shell.unknown = shell.unknown or any(a == "-o" or a.startswith("--output") for a in args)
-    elif program not in READS and not (args and all(a in ("--version", "-V", "--help") for a in args)):
+    if program not in READS and not (args and all(a in ("--version", "-V", "--help") for a in args)):
         shell.unknown = True
+
+
+# What each program that may write files does, read from (its arguments, its operands,
+# its stdin, the shell so far); False: not a call this recognises (``mv`` of one operand).
+Program = Callable[[list[str], list[str], str | None, Shell], bool]
+
+
+def _cd(args: list[str], operands: list[str], stdin: str | None, shell: Shell) -> bool:
+    target = operands[0] if operands else "~"
+    if target.startswith("/"):
+        shell.cwd = posixpath.normpath(target)
+    else:
+        shell.cwd = "" if target.startswith(("~", "$", "-")) or not shell.cwd else _resolve(shell.cwd, target)
+    return True
+
+
+def _rm(args: list[str], operands: list[str], stdin: str | None, shell: Shell) -> bool:
+    shell.writes.extend(Write("delete", _resolve(shell.cwd, p)) for p in operands)
+    return True
+
+
+def _mv(args: list[str], operands: list[str], stdin: str | None, shell: Shell) -> bool:
+    if len(operands) < 2:
+        return False
+    *sources, target = operands
+    for source in sources:
+        shell.writes.append(Write("move", _resolve(shell.cwd, target), source=_resolve(shell.cwd, source)))
+    return True
+
+
+def _cp(args: list[str], operands: list[str], stdin: str | None, shell: Shell) -> bool:
+    if len(operands) < 2:
+        return False
+    shell.writes.append(Write("write", _resolve(shell.cwd, operands[-1])))
+    return True
+
+
+def _touch(args: list[str], operands: list[str], stdin: str | None, shell: Shell) -> bool:
+    shell.writes.extend(Write("touch", _resolve(shell.cwd, p)) for p in operands)
+    return True
+
+
+def _tee(args: list[str], operands: list[str], stdin: str | None, shell: Shell) -> bool:
+    op = "append" if any(a in ("-a", "--append") for a in args) else "write"
+    shell.writes.extend(Write(op, _resolve(shell.cwd, p), stdin) for p in operands if p != "-")
+    return True
+
+
+def _sed(args: list[str], operands: list[str], stdin: str | None, shell: Shell) -> bool:
+    if not any(a == "-i" or a.startswith(("-i", "--in-place")) for a in args):
+        return False
+    files = _sed_files(args)
+    shell.writes.extend(Write("edit", _resolve(shell.cwd, p)) for p in files)
+    shell.unknown = shell.unknown or not files
+    return True
+
+
+def _git(args: list[str], operands: list[str], stdin: str | None, shell: Shell) -> bool:
+    verb = next((a for a in args if not a.startswith("-")), "")
+    shell.unknown = shell.unknown or verb not in GIT_READS
+    return True
+
+
+def _find(args: list[str], operands: list[str], stdin: str | None, shell: Shell) -> bool:
+    shell.unknown = shell.unknown or any(a in ("-delete", "-exec", "-execdir", "-ok") for a in args)
+    return True
+
+
+def _sort(args: list[str], operands: list[str], stdin: str | None, shell: Shell) -> bool:
+    shell.unknown = shell.unknown or any(a == "-o" or a.startswith("--output") for a in args)
+    return True
+
+
+_PROGRAMS: dict[str, Program] = {
+    "cd": _cd,
+    "rm": _rm,
+    "mv": _mv,
+    "cp": _cp,
+    "touch": _touch,
+    "tee": _tee,
+    "sed": _sed,
+    "git": _git,
+    "find": _find,
+    "sort": _sort,
+}
 
 
 def _sed_files(args: list[str]) -> list[str]:

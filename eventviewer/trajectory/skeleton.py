@@ -166,34 +166,12 @@ def latest_leaf_below(skeleton: dict[str, Any], path: list[str]) -> str | None:
     return None
 
 
-LABEL_KINDS = {
-    kinds.OBSERVATION: "result",
-    kinds.USER_REJECT: "rejected",
-    kinds.AGENT_ERROR: "error",
-    kinds.CONVERSATION_ERROR: "error",
-    kinds.CONDENSATION: "condensed",
-    kinds.CONDENSATION_SUMMARY: "condensed",
-    kinds.CONDENSATION_REQUEST: "condensation requested",
-}
-
-
 def event_label(kind: str, source: str = "", tool_name: str = "", summary: str = "", command: str = "") -> str:
     """What happened at an event, in a few words for the diagram and the branch list: the
-    tool and its command, who spoke and their first words, or the kind of result."""
-    summary = summary or ""
-    if kind == kinds.SYSTEM_PROMPT:
-        return "System prompt"
-    if kind == kinds.ACTION:
-        what = command or (summary if summary != tool_name else "")
-        return f"{tool_name or 'tool'}: {what}" if what else tool_name or "tool call"
-    if kind == kinds.MESSAGE:
-        who = "User" if source == "user" else "Agent" if source == "agent" else (source or "Message").capitalize()
-        return f"{who}: {summary}" if summary else who
-    if kind in (kinds.OBSERVATION, kinds.USER_REJECT, kinds.AGENT_ERROR):
-        what = f"{tool_name} {LABEL_KINDS[kind]}" if tool_name else LABEL_KINDS[kind]
-        return f"{what}: {summary}" if summary else what
-    short = LABEL_KINDS.get(kind) or (kind.removesuffix("Event") or kind)
-    return f"{short}: {summary}" if summary else short
+    tool and its command, who spoke and their first words, or the kind of result (each
+    kind's ``caption``)."""
+    rules = kinds.kind_of(kind)
+    return rules.caption(rules.word or kind.removesuffix("Event") or kind, source, tool_name, summary or "", command)
 
 
 class Branch(NamedTuple):

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from eventviewer.forms import CompareForm
-from eventviewer.lookups import get_conversation, get_leaf, valid
+from eventviewer.lookups import get_conversation, get_leaf, get_page, valid
 from eventviewer.models import Conversation, Event
 from eventviewer.scope import Scope
 from eventviewer.trajectory import compare, diagram, files, kinds
@@ -133,7 +133,7 @@ class Cell:
 
 
 @dataclass
-class Line:
+class ShownRow:
     """One row of the comparison as the page shows it."""
 
     kind: str  # compare.SAME, CHANGED, ONLY_A or ONLY_B
@@ -197,7 +197,7 @@ def _shown(side: Side, steps: list[compare.Step]) -> dict[str, dict]:
     return data
 
 
-def _lines(rows: list[compare.Row], a: Side, b: Side) -> list[Line]:
+def _lines(rows: list[compare.AlignedRow], a: Side, b: Side) -> list[ShownRow]:
     cells = [p for row in rows if row.kind != compare.SAME for p in row.pairs]
     data_a = _shown(a, [a.steps[p.a] for p in cells if p.a is not None])
     data_b = _shown(b, [b.steps[p.b] for p in cells if p.b is not None])
@@ -205,10 +205,10 @@ def _lines(rows: list[compare.Row], a: Side, b: Side) -> list[Line]:
     for row in rows:
         if row.kind == compare.SAME:
             alike = [(a.steps[p.a], b.steps[p.b]) for p in row.pairs[:ALIKE_LISTED]]  # type: ignore[index]
-            lines.append(Line(row.kind, alike=alike, count=len(row.pairs)))
+            lines.append(ShownRow(row.kind, alike=alike, count=len(row.pairs)))
             continue
         (pair,) = row.pairs
-        line = Line(row.kind)
+        line = ShownRow(row.kind)
         if pair.a is not None:
             line.a = _cell(a, a.steps[pair.a], data_a)
         if pair.b is not None:
@@ -260,11 +260,8 @@ def compare_page(request: HttpRequest, scope: Scope) -> HttpResponse:
     _fill(a, shared)
     _fill(b, shared)
     rows = compare.rows(compare.align([s.key for s in a.steps], [s.key for s in b.steps]), a.steps, b.steps)
-    pages = max(1, -(-len(rows) // ROWS_PER_PAGE))
-    page = params["page"] or 1
-    if page > pages:
-        raise Http404(f"There is no page {page}: the comparison has {pages}.")
-    shown = rows[(page - 1) * ROWS_PER_PAGE : page * ROWS_PER_PAGE]
+    page = get_page(rows, ROWS_PER_PAGE, params["page"], "the comparison has {pages}.")
+    before = page.number - 1
     context = {
         "conversation": scope.conversation or a.conversation,
         "scope": scope,
@@ -273,18 +270,21 @@ def compare_page(request: HttpRequest, scope: Scope) -> HttpResponse:
         "sides": (a, b),
         "shared": shared,
         "fork": a.reading.path[shared - 1] if shared else None,
-        "lines": _lines(shown, a, b),
+        "lines": _lines(page.object_list, a, b),
         "max_steps": compare.MAX_STEPS,
         "counts": {
             kind: sum(1 for r in rows if r.kind == kind) for kind in (compare.CHANGED, compare.ONLY_A, compare.ONLY_B)
         },
         "alike": sum(len(r.pairs) for r in rows if r.kind == compare.SAME),
-        "page": page,
-        "pages": pages,
-        "previous_url": scope.page_url("compare/", a=a.ref, b=b.ref, page=str(page - 1) if page > 2 else None)
-        if page > 1
+        "page": page.number,
+        "pages": page.paginator.num_pages,
+        # The first page's URL has no page=: it is the comparison's own URL.
+        "previous_url": scope.page_url("compare/", a=a.ref, b=b.ref, page=str(before) if before > 1 else None)
+        if page.has_previous()
         else None,
-        "next_url": scope.page_url("compare/", a=a.ref, b=b.ref, page=str(page + 1)) if page < pages else None,
+        "next_url": scope.page_url("compare/", a=a.ref, b=b.ref, page=str(page.next_page_number()))
+        if page.has_next()
+        else None,
         "swap_url": scope.page_url("compare/", a=b.ref, b=a.ref),
     }
     if request.htmx and not request.htmx.history_restore_request:

@@ -30,9 +30,9 @@ from eventviewer.models import PAYLOAD_CHUNK, Conversation, ConversationState, E
 from eventviewer.scope import MAX_NESTING, Scope
 from eventviewer.trajectory import export, kinds, masking
 from eventviewer.trajectory.events import Light, one_line
+from eventviewer.trajectory.model_view import SUMMARY_SUFFIX
 from eventviewer.trajectory.reading import Reading
 from eventviewer.trajectory.reviews import Note, Written, on_branch, threads
-from eventviewer.trajectory.view import SUMMARY_SUFFIX
 from eventviewer.views.conversations import listed_in_order, runs_named
 from eventviewer.views.share import shared_view
 from eventviewer.views.turns import MODEL

@@ -15,7 +15,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from eventviewer.forms import FileDiffForm, FilesForm
-from eventviewer.lookups import get_conversation, get_event, get_leaf, valid
+from eventviewer.lookups import get_conversation, get_event, get_leaf, get_page, valid
 from eventviewer.models import Conversation
 from eventviewer.scope import Scope
 from eventviewer.trajectory import diff, files
@@ -66,11 +66,8 @@ def files_page(request: HttpRequest, scope: Scope) -> HttpResponse:
     if leaf is not None:
         path = conversation.read_path(leaf).path
         edits = [e for e in path if e.effect == files.EDIT]
-        pages = max(1, -(-len(edits) // EDITS_PER_PAGE))
-        page = params["page"] or 1
-        if page > pages:
-            raise Http404(f"There is no page {page}: this branch's edits fill {pages}.")
-        shown = edits[(page - 1) * EDITS_PER_PAGE : page * EDITS_PER_PAGE]
+        page = get_page(edits, EDITS_PER_PAGE, params["page"], "this branch's edits fill {pages}.")
+        shown = page.object_list
         commands = [e for e in path if e.effect == files.COMMAND]
         budget = diff.Budget(diff.PAGE_SECONDS)
         drift = conversation.workspace_drift(path)
@@ -78,12 +75,16 @@ def files_page(request: HttpRequest, scope: Scope) -> HttpResponse:
             histories=files.by_file(conversation.file_changes(shown, budget), budget),
             open_files=len(edits) <= UNFOLDED_EDITS,
             edits=len(edits),
-            page=page,
-            pages=pages,
-            first=(page - 1) * EDITS_PER_PAGE + 1,
-            last=(page - 1) * EDITS_PER_PAGE + len(shown),
-            previous_url=scope.page_url("files/", leaf=leaf.event_id, page=str(page - 1)) if page > 1 else None,
-            next_url=scope.page_url("files/", leaf=leaf.event_id, page=str(page + 1)) if page < pages else None,
+            page=page.number,
+            pages=page.paginator.num_pages,
+            first=page.start_index(),
+            last=page.end_index(),
+            previous_url=scope.page_url("files/", leaf=leaf.event_id, page=str(page.previous_page_number()))
+            if page.has_previous()
+            else None,
+            next_url=scope.page_url("files/", leaf=leaf.event_id, page=str(page.next_page_number()))
+            if page.has_next()
+            else None,
             commands=labelled(conversation, commands[:LABELLED]),
             more_commands=max(0, len(commands) - LABELLED),
             drift=drift,

@@ -29,7 +29,7 @@ class Part(NamedTuple):
 
 
 @dataclass
-class Problem:
+class ProblemLine:
     """One line of the list of problems and failures."""
 
     event_id: str
@@ -95,7 +95,7 @@ def problem_lines(
     reasons: Reasons,
     side: Sequence[Light],
     below: Sequence[Light] = (),
-) -> list[Problem]:
+) -> list[ProblemLine]:
     """The list's lines, each naming its tool and command (read from the events' JSON);
     a failure says what failed, a problem why. ``side``: the failing side events;
     ``below``: the conversation errors that ended the run below the branch, each linked
@@ -108,7 +108,7 @@ def problem_lines(
     cards = conversation.cards(wanted)
     commands = {pk: card.command for pk, card in cards.items()}
     return [
-        Problem(
+        ProblemLine(
             p.event_id,
             "after" if p.event_id in elsewhere else p.where,  # on no turn of this page
             p.code,

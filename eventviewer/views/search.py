@@ -7,13 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.core.exceptions import BadRequest
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from eventviewer import search
 from eventviewer.forms import SearchForm
-from eventviewer.lookups import checked, get_conversation, get_leaf, refused_page
+from eventviewer.lookups import checked, get_conversation, get_leaf, get_page, refused_page
 from eventviewer.models import Conversation, Event
 from eventviewer.scope import Scope
 from eventviewer.trajectory import kinds
@@ -67,13 +67,9 @@ def run_search(scope: Scope, params: dict) -> Results:
         pks = [pk for pk in pks if pk in on_branch]
     more = len(pks) > search.MAX_HITS
     pks = pks[: search.MAX_HITS]
-    pages = max(1, -(-len(pks) // PER_PAGE))
-    page = params["page"] or 1
-    if page > pages:
-        raise Http404(f"There is no page {page}: the results fill {pages}.")
-    shown = pks[(page - 1) * PER_PAGE : page * PER_PAGE]
-    hits = hits_of(scope, query, shown, params["leaf"] if params["branch"] == "this" else "")
-    return Results(query, len(pks), more, page, pages, hits)
+    page = get_page(pks, PER_PAGE, params["page"], "the results fill {pages}.")
+    hits = hits_of(scope, query, page.object_list, params["leaf"] if params["branch"] == "this" else "")
+    return Results(query, len(pks), more, page.number, page.paginator.num_pages, hits)
 
 
 def search_page(request: HttpRequest, scope: Scope) -> HttpResponse:

@@ -32,7 +32,7 @@ def view_param(view: str) -> str | None:
 
 
 @dataclass
-class Entry:
+class TurnEvent:
     """One event of a turn, as a card with its state on the branch."""
 
     event: Light
@@ -51,9 +51,9 @@ class Entry:
 
 
 @dataclass
-class Row:
+class TurnRow:
     turn: Turn
-    entries: list[Entry] = field(default_factory=list)
+    entries: list[TurnEvent] = field(default_factory=list)
     index: int = 0
     usage: TurnUsage | None = None  # what the turn's LLM response cost
     context: int | None = None  # events in the model's view when that response was asked for
@@ -93,7 +93,7 @@ def build_rows(
     leaf: Light,
     reasons: Reasons,
     failing: Failures | None = None,
-) -> list[Row]:
+) -> list[TurnRow]:
     window = turns[span.start : span.end]
     events = [e for t in window for e in t.events]
     condensation_of = reading.summary_of
@@ -115,9 +115,9 @@ def build_rows(
             return card_for({"kind": kinds.CONDENSATION_SUMMARY, "summary": cards[summaries[event.event_id]].text})
         return cards[event.pk]
 
-    def entry(event: Light, turn: Turn) -> Entry:
+    def entry(event: Light, turn: Turn) -> TurnEvent:
         eid = event.event_id
-        found = Entry(
+        found = TurnEvent(
             event=event,
             card=card_of(event),
             pending=eid in pending,
@@ -137,7 +137,7 @@ def build_rows(
 
     rows = []
     for offset, turn in enumerate(window):
-        row = Row(turn, [entry(e, turn) for e in turn.events], index=span.start + offset)
+        row = TurnRow(turn, [entry(e, turn) for e in turn.events], index=span.start + offset)
         row.usage = usage.get(row.response_id)
         row.context = (
             reading.context_sizes.get(row.response_id) if row.turn.is_batch or row.turn.kind == kinds.MESSAGE else None
@@ -146,7 +146,7 @@ def build_rows(
         for event in turn.events:
             for s in side.get(event.pk, ()):
                 side_turn = Turn([s], visible=False, role=None)
-                rows.append(Row(side_turn, [entry(s, side_turn)], index=row.index, side=True))
+                rows.append(TurnRow(side_turn, [entry(s, side_turn)], index=row.index, side=True))
     return rows
 
 

@@ -41,6 +41,12 @@ from .sdk import CONVERSATIONS, FIXTURES, load_folder
         ("ls -la && git status && git diff | head && grep -rn 'x > y' . > /dev/null", [], ""),
         ("wc -l < README.md; python3 --version", [], ""),
         ("find . -name '*.pyc' -delete", [], "command"),
+        ('echo "a;b" > "my notes.txt"', [("write", "/workspace/my notes.txt", "a;b\n")], "edit"),
+        (
+            "cat a\\ b.txt>out&&rm 'old file'",
+            [("write", "/workspace/out", None), ("delete", "/workspace/old file", None)],
+            "edit",
+        ),
     ],
 )
 def test_it_reads_what_a_command_writes(command, writes, effect):

@@ -634,7 +634,7 @@ def test_an_acp_tool_error_is_an_error():
 
 
 def test_an_output_under_fields_of_its_own_shows_and_a_card_without_one_says_so():
-    from eventviewer.trajectory.compare import output
+    from eventviewer.trajectory.cards import result_text
     from eventviewer.trajectory.search import event_text
 
     shaped = {
@@ -644,7 +644,7 @@ def test_an_output_under_fields_of_its_own_shows_and_a_card_without_one_says_so(
     }
     card = card_for(shaped)
     assert card.output.text == "[stdout]\nbuilt\n[stderr]\nwarning: x" and card.exit_code == 2
-    assert output(shaped) == "[stdout]\nbuilt\n[stderr]\nwarning: x\n[exit code 2]"
+    assert result_text(shaped) == "[stdout]\nbuilt\n[stderr]\nwarning: x\n[exit code 2]"
     assert "warning: x" in event_text(shaped)
     alone = {"kind": "ObservationEvent", "observation": {"command": "ls", "output": "a.py"}}
     assert card_for(alone).output.text == "a.py"

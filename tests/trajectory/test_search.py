@@ -14,10 +14,10 @@ from eventviewer.trajectory.search import (
     QueryError,
     branch_leaves,
     event_text,
-    index_text,
     marked,
     parse_query,
     snippet,
+    words,
 )
 
 
@@ -34,10 +34,10 @@ def test_event_text_reads_messages_thoughts_calls_outputs_and_errors():
     }
     message = {"kind": "MessageEvent", "llm_message": {"role": "user", "content": [{"type": "text", "text": "Hi"}]}}
     error = {"kind": "AgentErrorEvent", "error": "Tool 'frobnicate' not found"}
-    assert index_text(event_text(action)) == "terminal run the tests pytest x tests"
+    assert words(event_text(action)) == "terminal run the tests pytest x tests".split()
     assert "1 failed" in event_text(observation)
     assert event_text(message) == "Hi"
-    assert "frobnicate" in index_text(event_text(error))
+    assert "frobnicate" in words(event_text(error))
 
 
 def test_event_text_is_bounded():

@@ -1,7 +1,8 @@
 """Event kinds: the registry (``base``) and one module per kind (or family of kinds).
 
-Adding a kind is one module here (its summary, failure, outcome, role and card) and
-one template in ``templates/kinds/``; nothing else switches on kind names.
+Adding a kind is one module here (its summary, failure, outcome, role, card, diagram
+label and export text) and one template in ``templates/kinds/``; nothing else switches
+on kind names.
 """
 
 from __future__ import annotations

@@ -3,9 +3,12 @@ are one turn: see ``projection``)."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from typing import Any
 
-from ..cards import Card, command_of, items, text_of, texts, thinking, tool_arguments
+from .. import markdown
+from ..cards import Card, command_of, items, mapping, text_of, texts, thinking, tool_arguments
 from .base import ACTION, INVALID_CALL_FAILURE, Kind, register
 
 
@@ -58,6 +61,42 @@ def outcome(event: Any) -> str:
     return "finished" if event.payload_kind == "FinishAction" else "open"
 
 
+def caption(word: str, source: str, tool_name: str, summary: str, command: str) -> str:
+    what = command or (summary if summary != tool_name else "")
+    return f"{tool_name or 'tool'}: {what}" if what else tool_name or "tool call"
+
+
+def review(data: Mapping[str, Any], link: str, result: str) -> str:
+    """The call in the review document: its tool, its command or arguments, its result."""
+    action = data.get("action") if isinstance(data.get("action"), dict) else None
+    command = action.get("command") if action else None
+    tool_name = data.get("tool_name")
+    tool = tool_name if isinstance(tool_name, str) and tool_name else "tool call"
+    out = [f"- **{markdown.escape(tool)}** ([event]({markdown.destination(link)}))\n"]
+    if action is None:
+        out.append("  *invalid call: no action could be made of it*\n")
+    if isinstance(command, str):
+        path = action.get("path") if action else None
+        out.append(markdown.indent(markdown.code(f"$ {command}" + (f" {path}" if isinstance(path, str) else ""), "sh")))
+    else:
+        arguments = _arguments(data)
+        if arguments:
+            out.append(
+                markdown.indent(markdown.code(markdown.shortened(arguments, 40, markdown.ARGUMENT_CHARS), "json"))
+            )
+    return "".join(out) + markdown.indent(result)
+
+
+def _arguments(data: Mapping[str, Any]) -> str:
+    arguments = mapping(data, "tool_call").get("arguments")
+    if isinstance(arguments, str):
+        try:
+            return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
+        except (ValueError, RecursionError):
+            return arguments
+    return json.dumps(arguments, indent=2, ensure_ascii=False) if arguments is not None else ""
+
+
 register(
     Kind(
         ACTION,
@@ -68,5 +107,8 @@ register(
         failure=failure,
         outcome=outcome,
         role="assistant",
+        call=True,
+        caption=caption,
+        review=review,
     )
 )

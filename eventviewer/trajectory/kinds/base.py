@@ -1,7 +1,8 @@
 """The registry of event kinds: everything eventviewer knows about one kind in one place.
 
 A ``Kind`` says how an event of that kind is summarised (the list and diagram line),
-which failure it records, what it says a call did to the workspace's files, how a
+how the diagram labels it, how the exports write it (the chat messages and the review
+document), which failure it records, what it says a call did to the workspace's files, how a
 branch ending on it ends (its outcome), which role it takes in the model's messages,
 whether it is a side event, and how its card is built and templated. Each kind lives
 in its own module of this package with its template in ``templates/kinds/``; a kind
@@ -10,7 +11,7 @@ eventviewer does not know gets ``UNKNOWN``'s folded generic card.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, Any
@@ -68,6 +69,16 @@ def _open(event: Light) -> str:
     return "open"
 
 
+def plain_caption(word: str, source: str, tool_name: str, summary: str, command: str) -> str:
+    """A diagram label: the kind's word and the event's summary."""
+    return f"{word}: {summary}" if summary else word
+
+
+def result_caption(word: str, source: str, tool_name: str, summary: str, command: str) -> str:
+    """A tool result's diagram label: the tool, the kind's word and the summary."""
+    return plain_caption(f"{tool_name} {word}" if tool_name else word, source, tool_name, summary, command)
+
+
 @dataclass(frozen=True)
 class Kind:
     name: str  # the SDK's ``kind``
@@ -81,6 +92,19 @@ class Kind:
     role: str | None = None  # its role in the model's messages; None: the model never sees it
     side: bool = False  # as a dead-end leaf beside other events it is a side event, not a branch
     folded: bool = False  # its card starts folded
+    call: bool = False  # the model's tool call: it may run, a result answers it, it is sent as a tool_call
+    error: bool = False  # every event of the kind is an error
+    # The diagram: its word ("result"; "": its name without "Event") and how its label is made
+    # from (word, source, tool_name, summary, command).
+    word: str = ""
+    caption: Callable[[str, str, str, str, str], str] = plain_caption
+    # The exports: its content parts in a chat message (user and system roles) or its text
+    # as a tool's result; its section of the review document from (its JSON, its link, its
+    # call's result's section), None: "*label*: summary"; its turn's heading there, None: label.
+    content: Callable[[Mapping[str, Any]], list[dict[str, Any]]] | None = None
+    result: Callable[[Mapping[str, Any]], str] | None = None
+    review: Callable[[Mapping[str, Any], str, str], str] | None = None
+    heading: Callable[[Light], str] | None = None
 
     def build(self, data: dict[str, Any], full: bool) -> Card:
         card = self.card(data, full)

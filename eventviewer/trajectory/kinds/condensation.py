@@ -30,7 +30,7 @@ def card(data: dict[str, Any], full: bool) -> Card:
     return result
 
 
-register(Kind(CONDENSATION, "Condensation", "kinds/condensation.html", card, summarize=summarize))
+register(Kind(CONDENSATION, "Condensation", "kinds/condensation.html", card, summarize=summarize, word="condensed"))
 
 
 def request_card(data: dict[str, Any], full: bool) -> Card:
@@ -47,5 +47,6 @@ register(
         "kinds/condensation_request.html",
         request_card,
         summarize=lambda data: "condensation requested",
+        word="condensation requested",
     )
 )

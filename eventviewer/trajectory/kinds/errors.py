@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..cards import Card, text_of
+from .. import markdown
+from ..cards import Card, result_text, text_of
 from .base import (
     AGENT_ERROR,
     AGENT_ERROR_FAILURE,
@@ -14,6 +15,7 @@ from .base import (
     CONVERSATION_ERROR_FAILURE,
     Kind,
     register,
+    result_caption,
 )
 
 
@@ -47,6 +49,11 @@ register(
         failure=lambda data: AGENT_ERROR_FAILURE,
         outcome=lambda event: "error",
         role="tool",
+        error=True,
+        word="error",
+        caption=result_caption,
+        result=result_text,
+        review=lambda data, link, result: markdown.result("Error", data, result_text(data)),
     )
 )
 
@@ -67,5 +74,7 @@ register(
         summarize=lambda data: f"{text_of(data.get('code')) or 'error'}: {text_of(data.get('detail'))}",
         failure=lambda data: CONVERSATION_ERROR_FAILURE,
         outcome=lambda event: "error",
+        error=True,
+        word="error",
     )
 )

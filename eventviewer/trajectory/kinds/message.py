@@ -3,9 +3,11 @@ CondensationSummaryEvent, the summary a condensation puts in the model's view.""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from ..cards import MAX_ITEMS, Card, images, text_of, texts, thinking
+from .. import markdown
+from ..cards import MAX_ITEMS, Card, images, mapping, text_of, texts, thinking
 from .base import CONDENSATION_SUMMARY, MESSAGE, Kind, register
 
 
@@ -60,6 +62,32 @@ def outcome(event: Any) -> str:
     return "finished" if event.source == "agent" else "open"
 
 
+def caption(word: str, source: str, tool_name: str, summary: str, command: str) -> str:
+    who = "User" if source == "user" else "Agent" if source == "agent" else (source or "Message").capitalize()
+    return f"{who}: {summary}" if summary else who
+
+
+def content(data: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The message's content as chat content parts: its texts and image URLs."""
+    found = mapping(data, "llm_message").get("content")
+    if isinstance(found, str):
+        return [{"type": "text", "text": found}]
+    parts: list[dict[str, Any]] = []
+    for item in found if isinstance(found, list) else []:
+        if not isinstance(item, dict):
+            continue
+        if isinstance(item.get("text"), str):
+            parts.append({"type": "text", "text": item["text"]})
+        elif item.get("type") == "image" and isinstance(item.get("image_urls"), list):
+            parts.extend({"type": "image_url", "image_url": {"url": url}} for url in item["image_urls"] if url)
+    return parts or [{"type": "text", "text": ""}]
+
+
+def review(data: Mapping[str, Any], link: str, result: str) -> str:
+    text = markdown.text_parts(content(data))
+    return markdown.code(markdown.shortened(text, 400, markdown.TEXT_CHARS), "markdown")
+
+
 register(
     Kind(
         MESSAGE,
@@ -69,6 +97,10 @@ register(
         summarize=summarize,
         outcome=outcome,
         role="user",  # or the message's own role
+        caption=caption,
+        content=content,
+        review=review,
+        heading=lambda event: (event.role or event.source or "message").capitalize(),
     )
 )
 
@@ -85,5 +117,11 @@ register(
         summary_card,
         summarize=lambda data: text_of(data.get("summary")),
         role="user",
+        word="condensed",
+        content=lambda data: [{"type": "text", "text": _string(data.get("summary"))}],
     )
 )
+
+
+def _string(value: Any) -> str:
+    return value if isinstance(value, str) else ""

@@ -3,10 +3,11 @@ the user in confirmation mode, or blocked by a PreToolUse hook)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from .. import files
-from ..cards import Card, command_of, images, observation_output, output, text_of
+from .. import files, markdown
+from ..cards import Card, command_of, images, observation_output, output, result_text, text_of
 from .base import (
     EXIT_CODE_FAILURE,
     OBSERVATION,
@@ -15,6 +16,7 @@ from .base import (
     USER_REJECT,
     Kind,
     register,
+    result_caption,
 )
 from .message import head
 
@@ -82,8 +84,21 @@ register(
         effect=files.effect,
         outcome=outcome,
         role="tool",
+        word="result",
+        caption=result_caption,
+        result=result_text,
+        review=lambda data, link, result: markdown.result("Output", data, result_text(data)),
     )
 )
+
+
+def _reason(data: Mapping[str, Any]) -> str:
+    return text_of(data.get("rejection_reason")) or "rejected"
+
+
+def rejection_text(data: Mapping[str, Any]) -> str:
+    """What the model is told of a rejected call."""
+    return f"Action rejected: {_reason(data)}"
 
 
 def reject_card(data: dict[str, Any], full: bool) -> Card:
@@ -94,7 +109,7 @@ def reject_card(data: dict[str, Any], full: bool) -> Card:
         tone="error",
         label="Rejected",
     )
-    result.error = text_of(data.get("rejection_reason")) or "rejected"
+    result.error = _reason(data)
     source = text_of(data.get("rejection_source"))
     if source:
         result.facts.append(("by", "a hook" if source == "hook" else source))
@@ -107,9 +122,13 @@ register(
         "Rejected",
         "kinds/rejection.html",
         reject_card,
-        summarize=lambda data: text_of(data.get("rejection_reason")) or "rejected",
+        summarize=_reason,
         failure=lambda data: REJECTED_FAILURE,
         outcome=lambda event: "rejected",
         role="tool",
+        word="rejected",
+        caption=result_caption,
+        result=rejection_text,
+        review=lambda data, link, result: markdown.result("Rejected", data, rejection_text(data)),
     )
 )

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from .. import markdown
 from ..cards import MAX_ITEMS, Card, items, text_of, texts
 from .base import SYSTEM_PROMPT, Kind, register
 
@@ -29,4 +31,28 @@ def card(data: dict[str, Any], full: bool) -> Card:
     return result
 
 
-register(Kind(SYSTEM_PROMPT, "System prompt", "kinds/system.html", card, summarize=summarize, role="system"))
+def prompt(data: Mapping[str, Any]) -> str:
+    found = data.get("system_prompt")
+    text = found.get("text") if isinstance(found, dict) else found
+    return text if isinstance(text, str) else ""
+
+
+def review(data: Mapping[str, Any], link: str, result: str) -> str:
+    # The system prompt is the same long text in every run: its start says which.
+    return markdown.code(markdown.shortened(prompt(data)), "markdown")
+
+
+register(
+    Kind(
+        SYSTEM_PROMPT,
+        "System prompt",
+        "kinds/system.html",
+        card,
+        summarize=summarize,
+        role="system",
+        word="System prompt",
+        caption=lambda word, source, tool_name, summary, command: word,
+        content=lambda data: [{"type": "text", "text": prompt(data)}],
+        review=review,
+    )
+)

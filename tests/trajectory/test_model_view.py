@@ -4,8 +4,8 @@ sub-agents included): the messages of the branch and the view after condensation
 import pytest
 
 from eventviewer.trajectory.kinds import CONDENSATION
+from eventviewer.trajectory.model_view import Condensed, context_sizes, model_view
 from eventviewer.trajectory.reading import read
-from eventviewer.trajectory.view import Condensed, context_sizes, model_view
 
 from .events import act, msg, obs, other
 from .sdk import CONVERSATIONS, FIXTURES, load_folder
