@@ -17,7 +17,7 @@ from django.views.decorators.csrf import csrf_exempt
 from eventviewer.forms import PathPageForm, RunCompareForm, SearchForm
 from eventviewer.lookups import get_conversation, get_leaf, valid
 from eventviewer.models import Conversation, ConversationState, Event, Run, read_whole
-from eventviewer.scope import Scope
+from eventviewer.scope import PageScope
 from eventviewer.trajectory import patterns, runs
 from eventviewer.trajectory.events import Light
 from eventviewer.trajectory.projection import Message, messages_starting, sent
@@ -264,7 +264,7 @@ def search(request: HttpRequest, conversation_id: str) -> HttpResponse:
     (``page``), with the same filters as the search page."""
     conversation = get_conversation(conversation_id)
     params = valid(SearchForm, request.GET)
-    results = run_search(Scope(conversation), params)
+    results = run_search(PageScope(conversation), params)
     body = {
         "query": results.query.text,
         "total": results.total,

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django import forms
@@ -240,7 +240,7 @@ class ShareForm(forms.Form):
     )
     can_comment = forms.BooleanField(required=False, label="the reviewer may comment")
 
-    def expires_at(self):
+    def expires_at(self) -> datetime | None:
         delta = self.EXPIRY[self.cleaned_data.get("expires") or self.DEFAULT_EXPIRY]
         return timezone.now() + delta if delta else None
 

@@ -108,7 +108,7 @@ def started_expression() -> models.Subquery:
     return models.Subquery(first.values("timestamp")[:1])
 
 
-class ConversationQuerySet(models.QuerySet):
+class ConversationQuerySet(models.QuerySet["Conversation"]):
     def shown(self) -> ConversationQuerySet:
         """All but those being deleted: what any page, list or link may show."""
         return self.filter(deleting=False)
@@ -487,7 +487,7 @@ class Conversation(models.Model):
             found.setdefault(light.parent_pk or 0, []).append(light)
         return found
 
-    def usage_of(self, path: list[Light]) -> Usage | None:
+    def usage_of(self, path: Sequence[Light]) -> Usage | None:
         """What a branch cost: the figures of the LLM responses on it (None: none recorded)."""
         responses = {e.llm_response_id for e in path if e.llm_response_id}
         if not responses:
@@ -703,7 +703,7 @@ def light_row(row: tuple) -> Light:
     return Light._make(row)
 
 
-class EventQuerySet(models.QuerySet):
+class EventQuerySet(models.QuerySet["Event"]):
     def light(self) -> EventQuerySet:
         return self.only("conversation_id", *LIGHT_COLUMNS)
 
