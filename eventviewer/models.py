@@ -281,7 +281,7 @@ class Conversation(models.Model):
         self.updated_at = timezone.now()
         self.save()
 
-    def _describe_kept(self, skeleton: dict) -> None:
+    def _describe_kept(self, skeleton: dict[str, Any]) -> None:
         """Only the kept events show a timestamp, a summary (made one clean line here) and a
         label saying what happened; a run shows its first and last events' labels."""
         kept = {node["id"]: node for node in skeleton["nodes"]}

@@ -93,7 +93,7 @@ def delete_in_background(conversations: QuerySet[Conversation]) -> None:
     delete_conversations.enqueue(pks)
 
 
-def finish(upload: Upload, results: list[dict] | None = None, problems: list[str] | None = None) -> None:
+def finish(upload: Upload, results: list[dict[str, Any]] | None = None, problems: list[str] | None = None) -> None:
     Upload.objects.filter(pk=upload.pk).update(
         results=results or [], problems=problems or [], finished_at=timezone.now()
     )

@@ -192,7 +192,7 @@ class AgentServer:
                 raise ServerError(f"{self.url}{path} sent page {page[:100]!r} twice: its pages never end")
             seen.add(page)
 
-    def conversations(self) -> Iterator[dict]:
+    def conversations(self) -> Iterator[dict[str, Any]]:
         """Every conversation's ConversationInfo, newest first."""
         listed = 0
         for items in self._pages("/api/conversations/search"):
@@ -201,7 +201,7 @@ class AgentServer:
                 raise OverLimit(f"{self.url} lists more than {MAX_LISTED:,} conversations")
             yield from items
 
-    def conversation(self, conversation_id: str) -> dict:
+    def conversation(self, conversation_id: str) -> dict[str, Any]:
         cap = settings.EVENTVIEWER_MAX_BASE_STATE_BYTES  # what is kept of it: its base state
         try:
             info = self.get(f"/api/conversations/{dashed(conversation_id)}", cap=cap)
@@ -294,7 +294,7 @@ def _named(data: Any) -> str:
     return ""
 
 
-def followed(info: dict) -> tuple:
+def followed(info: dict[str, Any]) -> tuple:
     """What of a conversation's state the importer follows: HEAD, status and the
     statistics (tokens, cost, latency) that only the state holds."""
     return info.get("leaf_event_id"), info.get("execution_status"), info.get("stats")
@@ -303,7 +303,7 @@ def followed(info: dict) -> tuple:
 Events = Frames | Spool
 
 
-def store(server: AgentServer, info: dict, events: Events, live: bool = False) -> Imported | None:
+def store(server: AgentServer, info: dict[str, Any], events: Events, live: bool = False) -> Imported | None:
     """Store one conversation as the server describes it (``info``, its ConversationInfo
     or what the WebSocket said since) with ``events`` in the server's order: the ones
     not stored yet are appended after those that are. None when nothing changed."""

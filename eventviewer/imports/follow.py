@@ -188,7 +188,7 @@ class Follower:
     def __init__(self, follow: Follow, conversation_id: str):
         self.follow, self.server, self.say = follow, follow.server, follow.say
         self.conversation_id = conversation_id
-        self.info: dict = {}
+        self.info: dict[str, Any] = {}
         self.since = ""  # the timestamp of the last event stored
         self.polling = False
         self.stats_changed = False
