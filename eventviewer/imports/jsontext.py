@@ -155,7 +155,7 @@ class ArrayItems:
         if pos < len(text) and text[pos] not in _WHITE:  # the usual case, without the regex
             return text[pos]
         while True:
-            self.pos = _SPACE.match(self.text, self.pos).end()
+            self.pos = _SPACE.match(self.text, self.pos).end()  # type: ignore[union-attr]  # "…*" always matches
             if self.pos < len(self.text) or not self._more():
                 return self.text[self.pos : self.pos + 1]
 
