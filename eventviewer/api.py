@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import wraps
 from typing import Any
 from urllib.parse import urlencode
@@ -46,7 +46,7 @@ def _read_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]
 
     @csrf_exempt
     @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if request.method not in ("GET", "HEAD"):
             response = _error(405, f"{request.method} is not allowed here; use GET")
             response["Allow"] = "GET, HEAD"
@@ -92,7 +92,7 @@ def _message_json(message: Message, limit: int) -> dict[str, Any]:
     """A message, its ids bounded like a page: one holding more than ``limit`` events
     (adjacent user messages are merged: a branch of them is one message) lists the first
     ``limit`` and says how many it holds."""
-    body = {
+    body: dict[str, Any] = {
         "role": message.role,
         "kind": message.kind,
         "event_ids": message.event_ids[:limit],
@@ -124,7 +124,8 @@ def conversations(request: HttpRequest) -> HttpResponse:
             "count": paginator.count,
             "page": number,
             "next": f"?page={number + 1}" if page.has_next() else None,
-            "conversations": [_conversation_json(request, c, c.has_base_state) for c in page],
+            # has_base_state: the annotation above, which the stubs lose on a custom QuerySet
+            "conversations": [_conversation_json(request, c, c.has_base_state) for c in page],  # type: ignore[attr-defined]
         }
     )
 
@@ -317,7 +318,7 @@ def _totals_json(totals: runs.Totals) -> dict[str, Any]:
     }
 
 
-def _failure_json(row: dict[str, Any]) -> dict[str, Any] | None:
+def _failure_json(row: Mapping[str, Any]) -> dict[str, Any] | None:
     if not row.get("first_failure_kind"):
         return None
     return {
@@ -328,7 +329,7 @@ def _failure_json(row: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
-def _instance_json(row: dict[str, Any]) -> dict[str, Any]:
+def _instance_json(row: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "instance_id": row["instance_id"],
         "conversation_id": row["cid"],
