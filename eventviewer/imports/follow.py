@@ -97,7 +97,7 @@ class Workers:
             thread.join()
 
 
-def _settle(future: asyncio.Future, result: Any, error: BaseException | None) -> None:
+def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
     if future.cancelled():
         return
     if error is not None:
@@ -126,7 +126,7 @@ class Follow:
 
     async def _main(self, ids: list[str], follow_new: bool) -> None:
         self.workers = Workers(WORKERS)
-        tasks: dict[str, asyncio.Task] = {}
+        tasks: dict[str, asyncio.Task[None]] = {}
 
         def start(conversation_id: str) -> None:
             self.followed.add(conversation_id)

@@ -7,7 +7,7 @@ import codecs
 import json
 import re
 from collections.abc import Iterator
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 import orjson
 
@@ -121,7 +121,7 @@ class ArrayItems:
     standard library's decoder finds where each item ends (in C); orjson then parses
     the item as any event file's."""
 
-    def __init__(self, f: BinaryIO, cap: int, keys: tuple[str, ...] = ARRAY_KEYS):
+    def __init__(self, f: IO[bytes], cap: int, keys: tuple[str, ...] = ARRAY_KEYS):
         self.f, self.cap, self.keys = f, cap, keys
         self.utf8 = codecs.getincrementaldecoder("utf-8")()
         self.text, self.pos, self.eof = "", 0, False
