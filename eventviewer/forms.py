@@ -335,6 +335,7 @@ class RangeField(forms.CharField):
     def __init__(self) -> None:
         super().__init__(max_length=60, required=False)
 
+    # A range, where CharField's to_python gives a str.
     def to_python(self, value: str | None) -> tuple[float, float] | None:  # type: ignore[override]
         text = super().to_python(value)
         if not text:

@@ -204,6 +204,7 @@ def _lines(rows: list[compare.Row], a: Side, b: Side) -> list[Line]:
     lines = []
     for row in rows:
         if row.kind == compare.SAME:
+            # A SAME row pairs a step of each side: neither index is None.
             alike = [(a.steps[p.a], b.steps[p.b]) for p in row.pairs[:ALIKE_LISTED]]  # type: ignore[index]
             lines.append(Line(row.kind, alike=alike, count=len(row.pairs)))
             continue

@@ -109,7 +109,8 @@ def _labels(data: dict[str, Any]) -> list[Label]:
 def _check_rate(user_id: int | None, share: ShareLink | None) -> None:
     since = timezone.now() - timedelta(minutes=1)
     recent = Comment.objects.filter(created_at__gte=since)
-    recent = recent.filter(share=share) if share is not None else recent.filter(user_id=user_id)  # type: ignore[misc]  # never None here: no link, a logged-in user
+    # Without a share link the commenter is logged in: user_id is never None there.
+    recent = recent.filter(share=share) if share is not None else recent.filter(user_id=user_id)  # type: ignore[misc]
     if recent.count() >= COMMENTS_PER_MINUTE:
         who = "share link" if share is not None else "user"
         raise Refused(429, f"Too many comments: at most {COMMENTS_PER_MINUTE} a minute per {who}; wait a minute.")

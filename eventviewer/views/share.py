@@ -47,7 +47,7 @@ def share_create(request: HtmxHttpRequest, conversation_id: str) -> HttpResponse
         note=form.cleaned_data["note"],
         expires_at=form.expires_at(),
         can_comment=form.cleaned_data["can_comment"],
-        created_by=request.user if request.user.is_authenticated else None,  # (login_required)
+        created_by=request.user if request.user.is_authenticated else None,  # always a user: login_required
     )
     # Back on the branch, scrolled to the new link with its copy button (and highlighted: :target).
     return redirect(PageScope(conversation).url(leaf=leaf) + f"#share-link-{share.pk}")
