@@ -433,7 +433,7 @@ class Conversation(models.Model):
         found = self.events.filter(match).light_rows()
         depth = leaf.depth or 0
         above = [e for e in found if e.depth is not None and e.depth <= depth]
-        branch = {e.depth or 0: e.pk for e in known}  # tree events all (as ``above``): depths set
+        branch = {e.depth or 0: e.pk for e in known}  # leaf's ancestors: each has a depth
         wanted = {e.depth or 0 for e in above} - branch.keys()
         if wanted and len(wanted) * 2 * ANCHOR_SPACING < depth - min(wanted):
             branch.update(Event.objects.at_depths(leaf, wanted))  # a few, far up a long branch
