@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import nullcontext
 from datetime import datetime, time, timedelta
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from django.conf import settings
 from django.contrib import messages
@@ -61,6 +61,7 @@ LIST_COLUMNS = [
     ("imported", "Imported"),
 ]
 REVIEW_COLUMNS = ("comments", "labels", "verdicts")
+T = TypeVar("T")
 SHARE_LINKS_LISTED = 50
 SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
@@ -130,7 +131,7 @@ def conversation_page(request: HtmxHttpRequest, scope: PageScope, params: dict[s
         return render(request, "conversations/detail.html#branch-list", context)
     if leaf is not None and reading is not None:
         # What a page derives from the whole branch is kept with its reading (see branch_memo).
-        def remembered(name: str, compute: Callable[[], Any]) -> Any:
+        def remembered(name: str, compute: Callable[[], T]) -> T:
             return conversation.branch_memo(leaf.pk, f"{name}:{view}", compute)
 
         turns = remembered("turns", lambda: branch_turns.display_turns(reading, view))
