@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import wraps
+from typing import Any
 from urllib.parse import urlencode
 
 import orjson
@@ -17,7 +18,7 @@ from django.views.decorators.csrf import csrf_exempt
 from eventviewer.forms import PathPageForm, RunCompareForm, SearchForm
 from eventviewer.lookups import get_conversation, get_leaf, valid
 from eventviewer.models import Conversation, ConversationState, Event, Run, read_whole
-from eventviewer.scope import Scope
+from eventviewer.scope import PageScope
 from eventviewer.trajectory import patterns, runs
 from eventviewer.trajectory.events import Light
 from eventviewer.trajectory.model_view import SUMMARY_SUFFIX
@@ -28,7 +29,7 @@ from eventviewer.views.search import run_search
 READ_AHEAD_MAX = 10_000  # events a page of a long branch reads past its end to finish its last message
 
 
-def _json(body: dict, status: int = 200) -> HttpResponse:
+def _json(body: dict[str, Any], status: int = 200) -> HttpResponse:
     """A JSON response written by orjson: a 10,000-event branch is a few hundred
     kilobytes, which the standard library's encoder takes ten times longer to write."""
     return HttpResponse(orjson.dumps(body), status=status, content_type="application/json")
@@ -45,7 +46,7 @@ def _read_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]
 
     @csrf_exempt
     @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if request.method not in ("GET", "HEAD"):
             response = _error(405, f"{request.method} is not allowed here; use GET")
             response["Allow"] = "GET, HEAD"
@@ -60,7 +61,7 @@ def _read_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]
     return wrapper
 
 
-def _conversation_json(request: HttpRequest, conversation: Conversation, has_base_state: bool) -> dict:
+def _conversation_json(request: HttpRequest, conversation: Conversation, has_base_state: bool) -> dict[str, Any]:
     return {
         "conversation_id": conversation.conversation_id,
         "title": conversation.title,
@@ -87,11 +88,11 @@ def _conversation_json(request: HttpRequest, conversation: Conversation, has_bas
     )
 
 
-def _message_json(message: Message, limit: int) -> dict:
+def _message_json(message: Message, limit: int) -> dict[str, Any]:
     """A message, its ids bounded like a page: one holding more than ``limit`` events
     (adjacent user messages are merged: a branch of them is one message) lists the first
     ``limit`` and says how many it holds."""
-    body = {
+    body: dict[str, Any] = {
         "role": message.role,
         "kind": message.kind,
         "event_ids": message.event_ids[:limit],
@@ -123,7 +124,8 @@ def conversations(request: HttpRequest) -> HttpResponse:
             "count": paginator.count,
             "page": number,
             "next": f"?page={number + 1}" if page.has_next() else None,
-            "conversations": [_conversation_json(request, c, c.has_base_state) for c in page],
+            # has_base_state: the annotation above, which the stubs lose on a custom QuerySet
+            "conversations": [_conversation_json(request, c, c.has_base_state) for c in page],  # type: ignore[attr-defined]
         }
     )
 
@@ -189,7 +191,7 @@ def path(request: HttpRequest, conversation_id: str) -> HttpResponse:
     return _json(body)
 
 
-def _long_branch_page(conversation: Conversation, leaf: Event, offset: int, limit: int, named: bool) -> dict:
+def _long_branch_page(conversation: Conversation, leaf: Event, offset: int, limit: int, named: bool) -> dict[str, Any]:
     """A page of a branch too long to read whole (EVENTVIEWER_FULL_READ_MAX): its events
     found by anchors (``on_branch``) and paired exactly; what needs the whole branch (its
     messages, the model's view, and its problem totals unless HEAD's, counted at import)
@@ -233,7 +235,7 @@ def _long_branch_page(conversation: Conversation, leaf: Event, offset: int, limi
     }
 
 
-def _messages_starting(leaf: Event, events: list[Light], offset: int, limit: int, length: int) -> list[dict]:
+def _messages_starting(leaf: Event, events: list[Light], offset: int, limit: int, length: int) -> list[dict[str, Any]]:
     """The messages that start in a page of a long branch, as the whole read lists them:
     the last event before the page that the model is sent says whether the page's first
     events continue its message, and the events after the page are read until the page's
@@ -264,7 +266,7 @@ def search(request: HttpRequest, conversation_id: str) -> HttpResponse:
     (``page``), with the same filters as the search page."""
     conversation = get_conversation(conversation_id)
     params = valid(SearchForm, request.GET)
-    results = run_search(Scope(conversation), params)
+    results = run_search(PageScope(conversation), params)
     body = {
         "query": results.query.text,
         "total": results.total,
@@ -303,7 +305,7 @@ def _page_number(request: HttpRequest) -> int:
     return number
 
 
-def _totals_json(totals: runs.Totals) -> dict:
+def _totals_json(totals: runs.Totals) -> dict[str, Any]:
     return {
         "instances": totals.instances,
         "resolved": totals.counts[runs.RESOLVED],
@@ -316,7 +318,7 @@ def _totals_json(totals: runs.Totals) -> dict:
     }
 
 
-def _failure_json(row: dict) -> dict | None:
+def _failure_json(row: Mapping[str, Any]) -> dict[str, Any] | None:
     if not row.get("first_failure_kind"):
         return None
     return {
@@ -327,7 +329,7 @@ def _failure_json(row: dict) -> dict | None:
     }
 
 
-def _instance_json(row: dict) -> dict:
+def _instance_json(row: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "instance_id": row["instance_id"],
         "conversation_id": row["cid"],

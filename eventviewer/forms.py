@@ -2,11 +2,12 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django import forms
 from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
 from django.db.models import F, OrderBy
 from django.utils import timezone
 
@@ -20,7 +21,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 class EventIdField(forms.CharField):
     """An SDK event id: any string up to 255 characters without control characters."""
 
-    def __init__(self, max_length: int = 255, **kwargs):
+    def __init__(self, max_length: int = 255, **kwargs: Any) -> None:
         super().__init__(max_length=max_length, required=False, strip=False, **kwargs)
 
     def validate(self, value: str) -> None:
@@ -46,7 +47,7 @@ class SlugsField(forms.Field):
 
     widget = forms.MultipleHiddenInput
 
-    def __init__(self, most: int = 20, what: str = "runs", **kwargs) -> None:
+    def __init__(self, most: int = 20, what: str = "runs", **kwargs: Any) -> None:
         super().__init__(required=False, **kwargs)
         self.most, self.what = most, what
 
@@ -73,7 +74,7 @@ class SortedForm(forms.Form):
 
     dir = forms.ChoiceField(choices=[("asc", "asc"), ("desc", "desc")], required=False)
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["sort"] = forms.ChoiceField(choices=[(k, k) for k in self.SORTS], required=False)
 
@@ -133,7 +134,7 @@ class ConversationListForm(SortedForm):
     )
 
     def clean_label(self) -> str:
-        name = self.cleaned_data["label"].strip()
+        name: str = self.cleaned_data["label"].strip()
         if name and not Label.objects.filter(name=name).exists():
             raise forms.ValidationError(f"there is no label {name!r}")
         return name
@@ -141,8 +142,9 @@ class ConversationListForm(SortedForm):
     def add_prefix(self, field_name: str) -> str:
         return {"imported_from": "from", "imported_to": "to"}.get(field_name, field_name)
 
-    def clean(self):
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
         start, end = data.get("imported_from"), data.get("imported_to")
         if start and end and start > end:
             raise forms.ValidationError("from must not be after to")
@@ -168,8 +170,9 @@ class PathForm(forms.Form):
     problem = forms.ChoiceField(choices=[(code, code) for code in CODES], required=False)  # the list of one kind
     hl = forms.CharField(max_length=200, required=False)  # words a search marks in the cards (app.js)
 
-    def clean(self):
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
         if sum(1 for k in ("at", "before", "after") if data.get(k)) > 1:
             raise forms.ValidationError("give at most one of at, before and after")
         return data
@@ -222,7 +225,8 @@ class HeadForm(forms.Form):
     def clean_leaf(self) -> str:
         if not self.cleaned_data["leaf"]:
             raise forms.ValidationError("name the event to make HEAD")
-        return self.cleaned_data["leaf"]
+        value: str = self.cleaned_data["leaf"]
+        return value
 
 
 class ShareForm(forms.Form):
@@ -240,7 +244,7 @@ class ShareForm(forms.Form):
     )
     can_comment = forms.BooleanField(required=False, label="the reviewer may comment")
 
-    def expires_at(self):
+    def expires_at(self) -> datetime | None:
         delta = self.EXPIRY[self.cleaned_data.get("expires") or self.DEFAULT_EXPIRY]
         return timezone.now() + delta if delta else None
 
@@ -250,11 +254,11 @@ class MultipleFileInput(forms.ClearableFileInput):
 
 
 class MultipleFileField(forms.FileField):
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("widget", MultipleFileInput(attrs={"accept": ".zip,.json,.jsonl"}))
         super().__init__(*args, **kwargs)
 
-    def clean(self, data, initial=None):
+    def clean(self, data: Any, initial: Any = None) -> list[UploadedFile[Any]]:
         single = super().clean
         files = [single(d, initial) for d in data] if isinstance(data, (list, tuple)) else [single(data, initial)]
         if not files:
@@ -273,7 +277,8 @@ class MultipleFileField(forms.FileField):
 
 
 class UploadForm(forms.Form):
-    files = MultipleFileField(label="Files")
+    # Not Form.files: the form's metaclass moves a field out of the class, into base_fields.
+    files = MultipleFileField(label="Files")  # type: ignore[assignment]
     # The run an evaluation output's rows import into; without it, the file's name.
     run = forms.CharField(max_length=200, required=False, strip=True)
 
@@ -295,7 +300,8 @@ class FileDiffForm(forms.Form):
     def clean_event(self) -> str:
         if not self.cleaned_data["event"]:
             raise forms.ValidationError("name the result that recorded the change: event=<event-id>")
-        return self.cleaned_data["event"]
+        value: str = self.cleaned_data["event"]
+        return value
 
 
 class CompareForm(forms.Form):
@@ -312,7 +318,8 @@ class CompareForm(forms.Form):
 class RawForm(forms.Form):
     """``?raw=1``: the owner asks for base_state.json as imported, secrets and all."""
 
-    raw = forms.TypedChoiceField(choices=[("", ""), ("1", "1")], coerce=bool, empty_value=False, required=False)
+    # empty_value may be any value (Django's docs); the stubs allow only str or None.
+    raw = forms.TypedChoiceField(choices=[("", ""), ("1", "1")], coerce=bool, empty_value=False, required=False)  # type: ignore[arg-type]
 
 
 class ExportForm(forms.Form):
@@ -328,6 +335,7 @@ class RangeField(forms.CharField):
     def __init__(self) -> None:
         super().__init__(max_length=60, required=False)
 
+    # A range, where CharField's to_python gives a str.
     def to_python(self, value: str | None) -> tuple[float, float] | None:  # type: ignore[override]
         text = super().to_python(value)
         if not text:
@@ -400,7 +408,8 @@ class RunsCompareForm(forms.Form):
     def clean_runs(self) -> list[str]:
         if len(self.cleaned_data["runs"]) < 2:
             raise forms.ValidationError("name two runs or more: runs=<slug>,<slug>")
-        return self.cleaned_data["runs"]
+        value: list[str] = self.cleaned_data["runs"]
+        return value
 
 
 class SearchForm(forms.Form):
@@ -416,8 +425,9 @@ class SearchForm(forms.Form):
     page = forms.IntegerField(min_value=1, required=False)
     view = ViewField()
 
-    def clean(self):
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
         if data.get("branch") == "this" and not data.get("leaf"):
             raise forms.ValidationError("branch=this needs the branch: give leaf=<event-id>")
         return data

@@ -5,7 +5,7 @@ pages; the API turns them into JSON."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from django import forms
 from django.core.exceptions import BadRequest
@@ -13,13 +13,15 @@ from django.core.paginator import EmptyPage, Page, Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.utils.log import log_response
 
-from eventviewer.models import Conversation, Event
+from eventviewer.models import Conversation, ConversationQuerySet, Event
 from eventviewer.trajectory.ids import normalize_conversation_id
+
+F = TypeVar("F", bound=forms.Form)
 
 GONE = "This conversation is being deleted."
 
 
-def get_conversation(raw_id: str, queryset=None) -> Conversation:
+def get_conversation(raw_id: str, queryset: ConversationQuerySet | None = None) -> Conversation:
     conversation_id = normalize_conversation_id(raw_id)
     if conversation_id is None:
         raise BadRequest(f"{raw_id!r} is not a conversation id (32 hex digits, or a dashed UUID)")
@@ -49,7 +51,7 @@ def get_leaf(conversation: Conversation, event_id: str) -> Event | None:
     return leaf
 
 
-def get_page(items: Sequence[Any], per_page: int, number: int | None, beyond: str) -> Page:
+def get_page(items: Sequence[Any], per_page: int, number: int | None, beyond: str) -> Page[Any]:
     """Page ``number`` (None: the first) of ``items``; a page past the last is a 404 that
     says how many there are (``beyond``: "the results fill {pages}")."""
     paginator = Paginator(items, per_page)
@@ -59,15 +61,17 @@ def get_page(items: Sequence[Any], per_page: int, number: int | None, beyond: st
         raise Http404(f"There is no page {number}: " + beyond.format(pages=paginator.num_pages)) from None
 
 
-def checked(form: forms.Form, what: str = "query") -> forms.Form:
+def checked(form: F, what: str = "query") -> F:
     """The form, or a 400 saying what is wrong with it."""
     if not form.is_valid():
-        problems = "; ".join(f"{k}: {' '.join(v)}" if k != "__all__" else " ".join(v) for k, v in form.errors.items())
+        problems = "; ".join(
+            f"{k}: {' '.join(map(str, v))}" if k != "__all__" else " ".join(map(str, v)) for k, v in form.errors.items()
+        )
         raise BadRequest(f"Bad {what}: {problems}")
     return form
 
 
-def valid(form_class: type[forms.Form], data) -> dict:
+def valid(form_class: type[forms.Form], data: Any) -> dict[str, Any]:
     return checked(form_class(data)).cleaned_data
 
 

@@ -3,12 +3,14 @@ client's address behind proxies."""
 
 import ipaddress
 from collections.abc import Callable
+from typing import Any
 
 from axes.handlers.cache import AxesCacheHandler
 from django.conf import settings
 from django.contrib.auth.middleware import LoginRequiredMiddleware
 from django.core.cache import BaseCache, caches
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.response import HttpResponseBase
 
 # No inline script or style anywhere: htmx and our own script load from /static/.
 CSP = (
@@ -34,12 +36,22 @@ class LoginRequired(LoginRequiredMiddleware):
     logging in, share links), switched by EVENTVIEWER_REQUIRE_LOGIN. The API answers a
     JSON 401 instead of a redirect, and the admin asks for its own staff login."""
 
-    def process_view(self, request, view_func, view_args, view_kwargs):
-        if not settings.EVENTVIEWER_REQUIRE_LOGIN or request.resolver_match.namespace == "admin":
+    def process_view(
+        self,
+        request: HttpRequest,
+        view_func: Callable[..., HttpResponseBase],
+        view_args: tuple[Any, ...],
+        view_kwargs: dict[Any, Any],
+    ) -> HttpResponseBase | None:
+        match = request.resolver_match  # resolved before any process_view
+        if not settings.EVENTVIEWER_REQUIRE_LOGIN or (match is not None and match.namespace == "admin"):
             return None
         return super().process_view(request, view_func, view_args, view_kwargs)
 
-    def handle_no_permission(self, request, view_func):
+    # The API's answer is JSON, not the redirect Django's returns.
+    def handle_no_permission(  # type: ignore[override]
+        self, request: HttpRequest, view_func: Callable[..., HttpResponseBase]
+    ) -> HttpResponseBase:
         if request.path_info.startswith("/api/"):
             return JsonResponse({"error": "authentication required: log in first"}, status=401)
         return super().handle_no_permission(request, view_func)
@@ -72,7 +84,7 @@ def client_address(request: HttpRequest) -> str:
     )
 
 
-class FileLockouts(AxesCacheHandler):
+class FileLockouts(AxesCacheHandler):  # type: ignore[misc]  # django-axes ships no type hints: Any
     """django-axes' cache handler over the "lockouts" file cache (SQLite deployments: a
     login takes no write lock). That cache holds nothing else, so ``manage.py
     axes_reset`` without arguments ends every lockout by clearing it."""
@@ -81,7 +93,7 @@ class FileLockouts(AxesCacheHandler):
         pass  # no cache held: the "lockouts" alias is looked up each time (tests move it)
 
     @property
-    def cache(self) -> BaseCache:  # type: ignore[override]
+    def cache(self) -> BaseCache:
         return caches[settings.AXES_CACHE]
 
     def reset_attempts(

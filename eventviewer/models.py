@@ -12,7 +12,7 @@ from dataclasses import fields
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 from urllib.parse import quote, urlencode
 
 import lz4.block
@@ -108,7 +108,10 @@ def started_expression() -> models.Subquery:
     return models.Subquery(first.values("timestamp")[:1])
 
 
-class ConversationQuerySet(models.QuerySet):
+T = TypeVar("T")
+
+
+class ConversationQuerySet(models.QuerySet["Conversation"]):
     def shown(self) -> ConversationQuerySet:
         """All but those being deleted: what any page, list or link may show."""
         return self.filter(deleting=False)
@@ -250,6 +253,7 @@ class Conversation(models.Model):
         """
         if nodes is None:
             nodes = self._tree_nodes()
+        head: str | None
         if head_branch is not None:
             head = head_branch.leaf
         else:
@@ -260,10 +264,10 @@ class Conversation(models.Model):
         self.skeleton = skeleton
         self.event_count = self.events.count() if event_count is None else event_count
         self.leaf_count = sum(1 for node in skeleton["nodes"] if node["leaf"])
-        if head_branch is None and self.head_id:
+        if head_branch is None and self.head is not None:
             # Not kept (read_path): updated_at changes below, so no later request would find it.
             reading = self._read_path(self.head)
-            head_branch = HeadBranch(head, len(reading.path), reading.pairing)
+            head_branch = HeadBranch(self.head.event_id, len(reading.path), reading.pairing)
         self.head_path_length = head_branch.length if head_branch else 0
         self.pending_count = len(head_branch.pairing.pending) if head_branch else 0
         self.mismatch_count = len(head_branch.pairing.mismatched) if head_branch else 0
@@ -273,7 +277,7 @@ class Conversation(models.Model):
         self.updated_at = timezone.now()
         self.save()
 
-    def _describe_kept(self, skeleton: dict) -> None:
+    def _describe_kept(self, skeleton: dict[str, Any]) -> None:
         """Only the kept events show a timestamp, a summary (made one clean line here) and a
         label saying what happened; a run shows its first and last events' labels."""
         kept = {node["id"]: node for node in skeleton["nodes"]}
@@ -327,7 +331,7 @@ class Conversation(models.Model):
 
     def _tree_nodes(self) -> list[Node]:
         rows = self.events.filter(depth__isnull=False).light_rows()
-        event_id = {row.pk: row.event_id for row in rows}
+        event_id: dict[int | None, str] = {row.pk: row.event_id for row in rows}  # a root's parent_pk: None
         return [Node.of(row, event_id.get(row.parent_pk)) for row in rows]
 
     def subagent_conversations(self) -> list[Conversation]:
@@ -376,7 +380,7 @@ class Conversation(models.Model):
                 Conversation.objects.filter(pk=conversation.pk).delete()
         return deleted
 
-    def branch_memo(self, leaf_pk: int, name: str, compute: Callable[[], Any]) -> Any:
+    def branch_memo(self, leaf_pk: int, name: str, compute: Callable[[], T]) -> T:
         """What ``compute`` returns about the branch ending at ``leaf_pk``, kept per process
         for the few branches read last. A branch's reading (and what is derived from it)
         changes only with an import or a HEAD change (``updated_at``), and reading it again
@@ -384,7 +388,8 @@ class Conversation(models.Model):
         key = (self.pk, self.updated_at, leaf_pk)
         memo = _BRANCHES.get(key)
         if memo is not None and name in memo:
-            return memo[name]
+            found: T = memo[name]
+            return found
         value = compute()
         _BRANCHES.setdefault(key, {})[name] = value
         return value
@@ -420,13 +425,13 @@ class Conversation(models.Model):
         found = self.events.filter(match).light_rows()
         depth = leaf.depth or 0
         above = [e for e in found if e.depth is not None and e.depth <= depth]
-        branch = {e.depth: e.pk for e in known}
+        branch = {e.depth or 0: e.pk for e in known}  # leaf's ancestors: each has a depth
         wanted = {e.depth or 0 for e in above} - branch.keys()
         if wanted and len(wanted) * 2 * ANCHOR_SPACING < depth - min(wanted):
             branch.update(Event.objects.at_depths(leaf, wanted))  # a few, far up a long branch
         elif wanted:
             branch.update(Event.objects.ancestors(leaf, min(wanted)))
-        path = sorted((e for e in above if branch.get(e.depth) == e.pk), key=lambda e: e.depth or 0)
+        path = sorted((e for e in above if branch.get(e.depth or 0) == e.pk), key=lambda e: e.depth or 0)
         on_path = {e.event_id for e in path}
         elsewhere = {e.event_id for e in found if e.kind == kinds.ACTION and e.event_id not in on_path}
         return pair(path, elsewhere), on_path
@@ -479,7 +484,7 @@ class Conversation(models.Model):
             found.setdefault(light.parent_pk or 0, []).append(light)
         return found
 
-    def usage_of(self, path: list[Light]) -> Usage | None:
+    def usage_of(self, path: Sequence[Light]) -> Usage | None:
         """What a branch cost: the figures of the LLM responses on it (None: none recorded)."""
         responses = {e.llm_response_id for e in path if e.llm_response_id}
         if not responses:
@@ -614,7 +619,7 @@ class Conversation(models.Model):
                 found[pk] = leaves[at]
         return found
 
-    def _search_leaves(self) -> tuple[array, array]:
+    def _search_leaves(self) -> tuple[array[int], array[int]]:
         rows = self.events.filter(depth__isnull=False).values_list("pk", "parent_id", "seq", "kind")
         nodes = [(pk, parent, seq, kind in kinds.SIDE_KINDS) for pk, parent, seq, kind in rows]
         leaf_of = branch_leaves(nodes, self.head_id)
@@ -630,25 +635,25 @@ class _Kept:
     recently used go first. Threads (a server's workers) share it."""
 
     def __init__(self, limit: Callable[[], int]) -> None:
-        self._items: OrderedDict[tuple, Any] = OrderedDict()
+        self._items: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
         self._lock = threading.Lock()
         self._limit = limit
 
-    def get(self, key: tuple) -> Any:
+    def get(self, key: tuple[Any, ...]) -> Any:
         with self._lock:
             value = self._items.get(key)
             if value is not None:
                 self._items.move_to_end(key)
             return value
 
-    def setdefault(self, key: tuple, default: Any) -> Any:
+    def setdefault(self, key: tuple[Any, ...], default: Any) -> Any:
         with self._lock:
             value = self._items.setdefault(key, default)
             self._items.move_to_end(key)
             self._trim()
             return value
 
-    def update(self, pairs: Iterable[tuple[tuple, Any]]) -> None:
+    def update(self, pairs: Iterable[tuple[tuple[Any, ...], Any]]) -> None:
         with self._lock:
             self._items.update(pairs)
             self._trim()
@@ -668,9 +673,9 @@ CARDS_KEPT = 2000
 _CARDS = _Kept(lambda: CARDS_KEPT)
 
 
-def _cached(key: str, compute: Callable[[], Any]) -> Any:
+def _cached(key: str, compute: Callable[[], T]) -> T:
     """What ``compute`` returns, kept per process: for facts that change only with an import."""
-    found = cache.get(key)
+    found: T | None = cache.get(key)
     if found is None:
         found = compute()
         cache.set(key, found, settings.EVENTVIEWER_DIAGRAM_CACHE_SECONDS)
@@ -686,16 +691,17 @@ LIGHT_COLUMNS = columns_of(Light)
 _FLAGS = [i for i, name in enumerate(Light._fields) if isinstance(Light._field_defaults.get(name), bool)]
 
 
-def light_row(row: tuple) -> Light:
+def light_row(row: Sequence[Any]) -> Light:
     """A Light from the LIGHT_COLUMNS of a database row (SQLite returns flags as 0/1)."""
     if type(row[_FLAGS[0]]) is not bool:
-        row = list(row)
+        flagged = list(row)
         for i in _FLAGS:
-            row[i] = bool(row[i])
+            flagged[i] = bool(flagged[i])
+        return Light._make(flagged)
     return Light._make(row)
 
 
-class EventQuerySet(models.QuerySet):
+class EventQuerySet(models.QuerySet["Event"]):
     def light(self) -> EventQuerySet:
         return self.only("conversation_id", *LIGHT_COLUMNS)
 
@@ -863,11 +869,13 @@ class Event(models.Model):
 def pack(raw: bytes) -> bytes:
     """An event file's bytes as stored: LZ4 keeps them exact at 2-4 times less disk
     (and database writes) for a few microseconds per event each way."""
-    return lz4.block.compress(raw)
+    packed: bytes = lz4.block.compress(raw)  # lz4 ships no type hints
+    return packed
 
 
 def unpack(packed: bytes | memoryview) -> bytes:
-    return lz4.block.decompress(packed)
+    raw: bytes = lz4.block.decompress(packed)
+    return raw
 
 
 class EventPayload(models.Model):
@@ -916,14 +924,15 @@ class TurnUsage(models.Model):
         return f"usage of {self.response_id}"
 
 
-def _delete_rows(events: models.QuerySet) -> int:
+def _delete_rows(events: models.QuerySet[Event]) -> int:
     """Delete these events and their payloads in two statements. Raw SQL: Django's
     delete() would load every event to cascade by hand what the caller already handles."""
     sql, params = events.values("pk").query.sql_with_params()
     with connection.cursor() as cursor:
         cursor.execute(f"DELETE FROM {EventPayload._meta.db_table} WHERE event_id IN ({sql})", params)
         cursor.execute(f"DELETE FROM {Event._meta.db_table} WHERE id IN ({sql})", params)
-        return cursor.rowcount
+        deleted: int = cursor.rowcount
+        return deleted
 
 
 class ConversationState(models.Model):
@@ -1000,7 +1009,7 @@ class ShareLink(models.Model):
     def __str__(self) -> str:
         return f"share link {self.token[:8]}… for {self.conversation_id}"
 
-    def save(self, *args, **kwargs) -> None:
+    def save(self, *args: Any, **kwargs: Any) -> None:
         if not self.token:
             self.token = secrets.token_urlsafe(32)  # 256 random bits
         super().save(*args, **kwargs)

@@ -1,12 +1,16 @@
 """Where a page's links point: a conversation's own pages, or a reviewer's share link.
 
 ``Scope`` is the one place that decides whether a page is a reviewer's shared view;
-templates ask ``scope.read_only`` and build every link through it."""
+templates ask ``scope.read_only`` and build every link through it. A conversation's pages
+get a ``PageScope`` (its conversation is never None), a share link's a ``SharedScope``
+(its share link neither); a bare ``Scope`` serves the pages of no one conversation
+(error pages, comparing two conversations)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import cached_property
+from typing import Self
 from urllib.parse import quote, urlencode
 
 from eventviewer.models import Conversation, ShareLink, event_path, raw_path
@@ -34,9 +38,9 @@ class Scope:
     # How the page reads its branch when not the default (``model``): every link it builds keeps it.
     view: str | None = None
 
-    @classmethod
-    def shared(cls, share: ShareLink) -> Scope:
-        return cls(share.conversation, share, reviewer=True)
+    @staticmethod
+    def shared(share: ShareLink) -> SharedScope:
+        return SharedScope(share.conversation, share, reviewer=True)
 
     @property
     def read_only(self) -> bool:
@@ -51,16 +55,16 @@ class Scope:
             return root
         return self.conversation.get_absolute_url() if self.conversation else "/"
 
-    def of(self, other: Conversation | None) -> Scope | None:
+    def of(self, other: Conversation | None) -> PageScope | None:
         """The scope of a related conversation (a parent or a sub-agent): under a share
         link, only the shared conversation and its sub-agents are reachable."""
         if other is None:
             return None
         if self.share is None:
-            return Scope(other, view=self.view)
-        return Scope(other, self.share, reviewer=True, view=self.view) if shares(self.share, other) else None
+            return PageScope(other, view=self.view)
+        return SharedScope(other, self.share, reviewer=True, view=self.view) if shares(self.share, other) else None
 
-    def viewing(self, view: str | None) -> Scope:
+    def viewing(self, view: str | None) -> Self:
         """This scope on a page that reads its branch as ``view`` (None: the default)."""
         return replace(self, view=view or None)
 
@@ -88,3 +92,17 @@ class Scope:
 
     def raw_url(self, event_id: str) -> str:
         return self.base + raw_path(event_id)
+
+
+@dataclass(frozen=True)
+class PageScope(Scope):
+    """The scope of one conversation's pages."""
+
+    conversation: Conversation
+
+
+@dataclass(frozen=True)
+class SharedScope(PageScope):
+    """The scope of a reviewer's pages, opened by a share link."""
+
+    share: ShareLink

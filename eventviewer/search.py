@@ -231,7 +231,8 @@ def hits(
     limit: int = MAX_HITS + 1,
 ) -> list[int]:
     """The pks of the conversation's events that match, best first (at most ``limit``)."""
-    where, params = [], []
+    where: list[str] = []
+    params: list[str | int] = []
     if kind:
         where.append("e.kind = %s")
         params.append(kind)

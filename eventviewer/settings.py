@@ -7,6 +7,7 @@ DEBUG=false, SECRET_KEY, ALLOWED_HOSTS and DATABASE_URL (see README.md).
 import os
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -124,7 +125,7 @@ SQLITE = DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
 
 # Per-process, for drawn branch diagrams (up to a few hundred KB each): the bound
 # keeps a visitor walking every event's ?leaf= from filling a worker's memory.
-CACHES = {
+CACHES: dict[str, dict[str, Any]] = {
     "default": {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "OPTIONS": {"MAX_ENTRIES": envint("EVENTVIEWER_CACHE_ENTRIES", "200")},

@@ -22,7 +22,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
-from django_tasks import TaskResultStatus, default_task_backend, task
+from django_tasks import TaskResult, TaskResultStatus, default_task_backend, task
 from django_tasks_db.models import DBTaskResult
 
 from eventviewer.imports.importer import ImportFailed, import_paths
@@ -93,7 +93,7 @@ def delete_in_background(conversations: QuerySet[Conversation]) -> None:
     delete_conversations.enqueue(pks)
 
 
-def finish(upload: Upload, results: list[dict] | None = None, problems: list[str] | None = None) -> None:
+def finish(upload: Upload, results: list[dict[str, Any]] | None = None, problems: list[str] | None = None) -> None:
     Upload.objects.filter(pk=upload.pk).update(
         results=results or [], problems=problems or [], finished_at=timezone.now()
     )
@@ -112,7 +112,8 @@ def write_progress(folder: Path, progress: Progress) -> None:
 
 def read_progress(upload: Upload) -> dict[str, Any] | None:
     try:
-        return orjson.loads((upload.folder / PROGRESS_FILE).read_bytes())
+        progress: dict[str, Any] = orjson.loads((upload.folder / PROGRESS_FILE).read_bytes())
+        return progress
     except (OSError, orjson.JSONDecodeError):
         return None
 
@@ -153,7 +154,7 @@ def upload_state(upload: Upload) -> tuple[str, dict[str, Any] | None]:
     return "stopped", progress  # finished without recording its outcome
 
 
-def _task_result(upload: Upload):
+def _task_result(upload: Upload) -> TaskResult[Any] | None:
     if not upload.task_id:
         return None
     try:

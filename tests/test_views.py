@@ -157,10 +157,17 @@ def test_switching_branch_with_htmx_returns_only_the_workspace(site, imported):
     assert "HX-Request" in response["Vary"]
 
 
-def test_a_history_restore_gets_the_whole_page(site, imported):
+@pytest.mark.parametrize("page", ["list", "conversation", "event"])
+def test_a_history_restore_gets_the_whole_page(site, imported, page):
     conversation = imported("simple")
-    response = site.get(conversation.get_absolute_url(), HTTP_HX_REQUEST="true", HTTP_HX_HISTORY_RESTORE_REQUEST="true")
-    assert "<html" in response.content.decode()
+    url = {
+        "list": "/",
+        "conversation": conversation.get_absolute_url(),
+        "event": f"{conversation.get_absolute_url()}events/{conversation.events.get(seq=1).event_id}/",
+    }[page]
+    partial = site.get(url, **HX).content.decode()
+    restored = site.get(url, HTTP_HX_REQUEST="true", HTTP_HX_HISTORY_RESTORE_REQUEST="true").content.decode()
+    assert "<html" in restored and "<html" not in partial
 
 
 def test_pending_actions_and_their_count_are_flagged(site, imported):

@@ -124,7 +124,8 @@ class AgentServer:
         deadline = time.monotonic() + seconds
         try:
             with _opener.open(urllib.request.Request(url, headers=headers), timeout=timeout) as response:
-                chunks, size = [], 0
+                chunks: list[bytes] = []
+                size = 0
                 while True:
                     # read1: what has come, never waiting for a whole buffer (a byte at a time).
                     chunk = response.read1(READ_CHUNK)
@@ -157,7 +158,7 @@ class AgentServer:
             "pass its session API key with --api-key"
         )
 
-    def _page(self, path: str, limit: int = PAGE, **query: Any) -> tuple[list, str | None]:
+    def _page(self, path: str, limit: int = PAGE, **query: Any) -> tuple[list[dict[str, Any]], str | None]:
         """One page; an answer over the bytes an answer may hold is asked again in smaller
         pages (down to one event, which may be as large as an event may be)."""
         cap = None if limit > 1 else settings.EVENTVIEWER_MAX_EVENT_BYTES + ENVELOPE
@@ -180,7 +181,7 @@ class AgentServer:
             raise ServerError(f"{self.url}{path} answered a next_page_id that is not a string")
         return found["items"], page
 
-    def _pages(self, path: str, **query: Any) -> Iterator[list]:
+    def _pages(self, path: str, **query: Any) -> Iterator[list[dict[str, Any]]]:
         """Every page, each once: a server that sends a page already sent goes round in circles."""
         page, seen = None, set()
         while True:
@@ -192,7 +193,7 @@ class AgentServer:
                 raise ServerError(f"{self.url}{path} sent page {page[:100]!r} twice: its pages never end")
             seen.add(page)
 
-    def conversations(self) -> Iterator[dict]:
+    def conversations(self) -> Iterator[dict[str, Any]]:
         """Every conversation's ConversationInfo, newest first."""
         listed = 0
         for items in self._pages("/api/conversations/search"):
@@ -201,7 +202,7 @@ class AgentServer:
                 raise OverLimit(f"{self.url} lists more than {MAX_LISTED:,} conversations")
             yield from items
 
-    def conversation(self, conversation_id: str) -> dict:
+    def conversation(self, conversation_id: str) -> dict[str, Any]:
         cap = settings.EVENTVIEWER_MAX_BASE_STATE_BYTES  # what is kept of it: its base state
         try:
             info = self.get(f"/api/conversations/{dashed(conversation_id)}", cap=cap)
@@ -294,7 +295,7 @@ def _named(data: Any) -> str:
     return ""
 
 
-def followed(info: dict) -> tuple:
+def followed(info: dict[str, Any]) -> tuple[Any, Any, Any]:
     """What of a conversation's state the importer follows: HEAD, status and the
     statistics (tokens, cost, latency) that only the state holds."""
     return info.get("leaf_event_id"), info.get("execution_status"), info.get("stats")
@@ -303,7 +304,7 @@ def followed(info: dict) -> tuple:
 Events = Frames | Spool
 
 
-def store(server: AgentServer, info: dict, events: Events, live: bool = False) -> Imported | None:
+def store(server: AgentServer, info: dict[str, Any], events: Events, live: bool = False) -> Imported | None:
     """Store one conversation as the server describes it (``info``, its ConversationInfo
     or what the WebSocket said since) with ``events`` in the server's order: the ones
     not stored yet are appended after those that are. None when nothing changed."""

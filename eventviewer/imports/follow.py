@@ -97,7 +97,7 @@ class Workers:
             thread.join()
 
 
-def _settle(future: asyncio.Future, result: Any, error: BaseException | None) -> None:
+def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
     if future.cancelled():
         return
     if error is not None:
@@ -126,7 +126,7 @@ class Follow:
 
     async def _main(self, ids: list[str], follow_new: bool) -> None:
         self.workers = Workers(WORKERS)
-        tasks: dict[str, asyncio.Task] = {}
+        tasks: dict[str, asyncio.Task[None]] = {}
 
         def start(conversation_id: str) -> None:
             self.followed.add(conversation_id)
@@ -188,7 +188,7 @@ class Follower:
     def __init__(self, follow: Follow, conversation_id: str):
         self.follow, self.server, self.say = follow, follow.server, follow.say
         self.conversation_id = conversation_id
-        self.info: dict = {}
+        self.info: dict[str, Any] = {}
         self.since = ""  # the timestamp of the last event stored
         self.polling = False
         self.stats_changed = False

@@ -279,7 +279,7 @@ def v0_trajectory(source: ConversationSource, read: Callable[[], Iterator[RawEve
         if metrics is None:
             return State()
         model = metrics.get("accumulated_token_usage", {}).get("model") if isinstance(metrics, dict) else ""
-        data = {"agent": {"llm": {"model": model if isinstance(model, str) else ""}}}
+        data: dict[str, Any] = {"agent": {"llm": {"model": model if isinstance(model, str) else ""}}}
         data["stats"] = {"usage_to_metrics": {"agent": metrics}}
         return State(data, b"")
 

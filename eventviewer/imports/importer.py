@@ -111,7 +111,7 @@ def import_paths(
     progress = progress if progress is not None else Progress()
     progress.conversations_total = len(sources)
     expected = [source.expected for source in sources]
-    progress.events_total = None if None in expected else sum(expected)
+    progress.events_total = None if None in expected else sum(e or 0 for e in expected)
     return _import_all(sources, problems, progress)
 
 
@@ -361,8 +361,10 @@ def _import(source: ConversationSource, progress: Progress) -> Imported:
     failure_count = writer.failures if created else None  # a re-import's earlier events count too
     conversation.duration = _seconds_between(writer.first_timestamp, writer.last_timestamp)
     del writer, tree  # the nodes (and the HEAD branch) are all the figures need
-    agent = state.get("agent") if isinstance(state.get("agent"), dict) else {}
-    llm = agent.get("llm") if isinstance(agent.get("llm"), dict) else {}
+    found = state.get("agent")
+    agent: dict[str, Any] = found if isinstance(found, dict) else {}
+    found = agent.get("llm")
+    llm: dict[str, Any] = found if isinstance(found, dict) else {}
     conversation.agent_kind = _clean(agent.get("kind") or conversation.agent_kind, 100)
     conversation.model = _clean(llm.get("model") or conversation.model, 200)
     if source_state.raw:
@@ -403,7 +405,7 @@ class _Writer:
         self.id_at: dict[int, str] = {}
         self.late: list[str] = []  # new events written before their parent was placed
         self.anchor_of: dict[str, int] = {}  # each tree event's anchor (see tree.anchor_depth), for its children
-        self.rows: list[tuple] = []
+        self.rows: list[tuple[Any, ...]] = []
         self.payloads: list[tuple[int, bytes]] = []
         self.texts: list[tuple[int, int, str, str]] = []  # (pk, conversation pk, text, words): search.insert
         self.runs = search.Runs()  # PostgreSQL's runs of words, across batches
@@ -419,7 +421,7 @@ class _Writer:
         self.last_status = ""
         self.db = connections[DEFAULT_DB_ALIAS]
         self.inserter: ThreadPoolExecutor | None = None
-        self.in_flight: Future | None = None
+        self.in_flight: Future[None] | None = None
         if not new:
             self._load_known()
 
@@ -604,7 +606,7 @@ class _Writer:
 
 def _insert(
     db: Any,
-    rows: list[tuple],
+    rows: list[tuple[Any, ...]],
     payloads: list[tuple[int, bytes]],
     texts: list[tuple[int, int, str, str]],
     runs: search.Runs,
@@ -644,7 +646,7 @@ def _column_types(db: Any, cursor: Any, table: str, columns: tuple[str, ...]) ->
     return [types[column] for column in columns]
 
 
-def _insert_many(cursor: Any, table: str, columns: tuple[str, ...], rows: list[tuple], limit: int) -> None:
+def _insert_many(cursor: Any, table: str, columns: tuple[str, ...], rows: list[tuple[Any, ...]], limit: int) -> None:
     """Rows in as few INSERT statements as SQLite's parameter limit allows.
 
     Python's sqlite3 lets go of the GIL around each statement it runs; executemany
@@ -666,9 +668,10 @@ def same_meaning(a: bytes, b: bytes) -> bool:
     """Whether two JSON texts say the same thing, whatever their layout or key order.
     Numbers compare exactly, at any size (a float would round an integer beyond 2**53
     and miss a change of 1), and never equal to true or false."""
-    return json.loads(a, parse_int=_number, parse_float=_number) == json.loads(
+    same: bool = json.loads(a, parse_int=_number, parse_float=_number) == json.loads(
         b, parse_int=_number, parse_float=_number
     )
+    return same
 
 
 def _reserve_ids(count: int, floor: int) -> list[int]:

@@ -7,7 +7,7 @@ import codecs
 import json
 import re
 from collections.abc import Iterator
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 import orjson
 
@@ -121,7 +121,7 @@ class ArrayItems:
     standard library's decoder finds where each item ends (in C); orjson then parses
     the item as any event file's."""
 
-    def __init__(self, f: BinaryIO, cap: int, keys: tuple[str, ...] = ARRAY_KEYS):
+    def __init__(self, f: IO[bytes], cap: int, keys: tuple[str, ...] = ARRAY_KEYS):
         self.f, self.cap, self.keys = f, cap, keys
         self.utf8 = codecs.getincrementaldecoder("utf-8")()
         self.text, self.pos, self.eof = "", 0, False
@@ -155,7 +155,7 @@ class ArrayItems:
         if pos < len(text) and text[pos] not in _WHITE:  # the usual case, without the regex
             return text[pos]
         while True:
-            self.pos = _SPACE.match(self.text, self.pos).end()
+            self.pos = _SPACE.match(self.text, self.pos).end()  # type: ignore[union-attr]  # "…*" always matches
             if self.pos < len(self.text) or not self._more():
                 return self.text[self.pos : self.pos + 1]
 

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass
@@ -59,7 +60,7 @@ class Progress:
             parts.append(f"ETA {int(left) // 60}:{int(left) % 60:02d}")
         return ", ".join(parts)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         left = self.seconds_left
         return {
             "events": self.events,

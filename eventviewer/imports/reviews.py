@@ -66,7 +66,7 @@ class Bad(Exception):
     pass
 
 
-def _str(item: dict, key: str, where: str, limit: int = 700, required: bool = True) -> str:
+def _str(item: dict[str, Any], key: str, where: str, limit: int = 700, required: bool = True) -> str:
     value = item.get(key, "")
     if value is None and not required:
         return ""
@@ -77,7 +77,7 @@ def _str(item: dict, key: str, where: str, limit: int = 700, required: bool = Tr
     return value
 
 
-def _when(item: dict, key: str, where: str) -> datetime:
+def _when(item: dict[str, Any], key: str, where: str) -> datetime:
     try:
         return datetime.fromisoformat(item[key])
     except (KeyError, TypeError, ValueError):

@@ -21,10 +21,10 @@ import zipfile
 import zlib
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, BinaryIO, NamedTuple, Protocol
+from typing import IO, Any, NamedTuple, Protocol
 
 from django.conf import settings
 from django.db import connection
@@ -157,7 +157,8 @@ class ConversationSource:
         self._state = lambda: State(data, raw)
 
     def events(self) -> Iterator[RawEvent]:
-        return self._events()
+        events: Iterator[RawEvent] = self._events()
+        return events
 
     def reviews(self) -> tuple[Any, str] | None:
         """reviews.json, parsed (or why not), or None when the folder has none."""
@@ -171,7 +172,8 @@ class ConversationSource:
     def parsed(self) -> Iterator[Parsed]:
         """Every event, read and checked, in append order."""
         if self._parsed is not None:
-            return self._parsed()
+            parsed: Iterator[Parsed] = self._parsed()
+            return parsed
         terms = index_terms()
         return (parse(event, terms) for event in self.events())
 
@@ -186,7 +188,7 @@ class Files(Protocol):
 
     def size(self, name: str) -> int: ...
 
-    def open(self, name: str) -> BinaryIO: ...
+    def open(self, name: str) -> IO[bytes]: ...
 
 
 class TooBig(Exception):
@@ -261,7 +263,7 @@ class DirectoryFiles:
             size = self._sizes[name] = os.stat(os.path.join(self._root, name)).st_size
         return size
 
-    def open(self, name: str) -> BinaryIO:
+    def open(self, name: str) -> IO[bytes]:
         return open(os.path.join(self._root, name), "rb")
 
     def read(self, name: str, limit: int) -> bytes:
@@ -335,7 +337,7 @@ class ZipFiles:
     def size(self, name: str) -> int:
         return self._members[name].file_size
 
-    def open(self, name: str) -> BinaryIO:
+    def open(self, name: str) -> IO[bytes]:
         return self.zip.open(self._members[name])
 
 
@@ -378,6 +380,7 @@ def _is_conversation_folder(folder: Path) -> bool:
 class _SingleFile:
     def __init__(self, path: Path, label: str):
         self.path, self.label = path, label
+        self.name = PurePosixPath(label).name
 
     def names(self) -> list[str]:
         return [self.path.name]
@@ -385,7 +388,7 @@ class _SingleFile:
     def size(self, name: str) -> int:
         return self.path.stat().st_size
 
-    def open(self, name: str) -> BinaryIO:
+    def open(self, name: str) -> IO[bytes]:
         return open(self.path, "rb")
 
 
@@ -664,7 +667,7 @@ def _parse_chunk(root: str, chunk: list[tuple[int, str]], cap: int, events_where
     return marshal.dumps([(*p[:2], p.light and tuple(p.light), *p[3:]) for p in parsed])
 
 
-def _unplain(row: tuple) -> Parsed:
+def _unplain(row: tuple[Any, ...]) -> Parsed:
     light = row[2]
     return Parsed(row[0], row[1], Light._make(light) if light else None, *row[3:])
 
@@ -696,7 +699,7 @@ def _parse_in_workers(root: str, items: list[tuple[int, str]], cap: int, events_
         initializer=_die_with_parent,
         initargs=(os.getpid(),),
     )
-    pending: deque = deque()
+    pending: deque[Future[bytes]] = deque()
     terms = index_terms()
     try:
         for start in range(0, len(items), CHUNK):
@@ -735,7 +738,7 @@ def _capped(events: Iterator[RawEvent], files: Files, name: str, where: str) -> 
     cap = settings.EVENTVIEWER_MAX_EVENTS
     try:
         count = _count_events(files, name, cap)
-    except (UNREADABLE, ValueError):
+    except UNCOUNTABLE:
         count = 0  # reading the events says what is wrong
     if count > cap:
         yield RawEvent(0, where, None, b"", _too_many(cap))
@@ -771,7 +774,7 @@ def _count_events(files: Files, name: str, cap: int) -> int:
 _LINE_WITH_TEXT = re.compile(rb"^[ \t\r]*[^ \t\r\n]", re.M)
 
 
-def _count_lines(f: BinaryIO) -> int:
+def _count_lines(f: IO[bytes]) -> int:
     """Lines holding more than white space, a chunk at a time (a line cut by the end of
     a chunk goes on into the next one)."""
     count, rest = 0, b""
@@ -857,7 +860,16 @@ def _json_array_events(files: Files, name: str, where: str) -> Iterator[RawEvent
 
 # What reading a file on disk or in a zip can raise: a vanished or unreadable file, a
 # corrupt, truncated or encrypted zip member.
-UNREADABLE = (OSError, EOFError, zipfile.BadZipFile, zlib.error, RuntimeError, NotImplementedError)
+UNREADABLE: tuple[type[Exception], ...] = (
+    OSError,
+    EOFError,
+    zipfile.BadZipFile,
+    zlib.error,
+    RuntimeError,
+    NotImplementedError,
+)
+# What counting a file's events can raise: the reading's errors, and ValueError on bad JSON.
+UNCOUNTABLE: tuple[type[Exception], ...] = (*UNREADABLE, ValueError)
 
 
 def _read_json(files: Files, name: str, cap: int, setting: str) -> tuple[Any, bytes, str]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -52,7 +52,9 @@ class Problem:
 class FolderWatch:
     path: Path
     say: Callable[[str], None]
-    seen: dict[str, tuple] = field(default_factory=dict)  # conversation folder -> its files when imported
+    seen: dict[str, tuple[int, int, tuple[int, int] | None]] = field(
+        default_factory=dict
+    )  # conversation folder -> its files when imported
     problems: dict[tuple[str, str], Problem] = field(default_factory=dict)
     # The app server's layout: conversation folder -> its files stored, their events, the latest timestamp.
     app_stored: dict[str, tuple[frozenset[str], int, str]] = field(default_factory=dict)
@@ -84,7 +86,7 @@ class FolderWatch:
         self.problems = {key: p for key, p in self.problems.items() if key in current}
         return results
 
-    def _import(self, source: ConversationSource, current: set, now: float) -> Imported | None:
+    def _import(self, source: ConversationSource, current: set[tuple[str, str]], now: float) -> Imported | None:
         # A new event is a new file, in either layout: an SDK folder's events/, or the app server's
         # v1_conversations/<hex>/ (read back whole, sorted by timestamp, since it has no positions).
         signature = (source.expected or 0, source.files, _stamp(Path(source.where) / "base_state.json"))
@@ -164,7 +166,7 @@ class FolderWatch:
             self.said.add(message)
             self.say(message)
 
-    def _problem(self, current: set, now: float, where: str, message: str) -> None:
+    def _problem(self, current: set[tuple[str, str]], now: float, where: str, message: str) -> None:
         """Say it once, if it lasts: most are a file being written at that moment."""
         key = (where, message)
         current.add(key)
@@ -214,7 +216,7 @@ def _stored_prefix(conversation_id: str, files: int) -> int:
     return count if count and stored["last"] == count - 1 and count <= files else 0
 
 
-def _until_half_written(parsed: Iterator[Parsed], held: list[Parsed]) -> Iterator[Parsed]:
+def _until_half_written(parsed: Generator[Parsed, None, None], held: list[Parsed]) -> Iterator[Parsed]:
     try:
         for event in parsed:
             if event.error.startswith(HALF_WRITTEN):

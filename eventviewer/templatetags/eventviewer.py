@@ -3,7 +3,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import template
 from django.conf import settings
@@ -17,6 +17,13 @@ from markdown_it.utils import EnvType, OptionsDict
 from eventviewer.trajectory.failures import LABELS
 from eventviewer.trajectory.projection import TURNS_MEANING
 from eventviewer.trajectory.timeline import spoken_duration
+
+if TYPE_CHECKING:  # for the annotations only: views import these tags (views.runs)
+    from eventviewer.models import Conversation
+    from eventviewer.scope import PageScope, Scope
+    from eventviewer.trajectory.files import Drift, Fork
+    from eventviewer.views.comments import Review, Shown
+    from eventviewer.views.turns import TurnRow
 
 register = template.Library()
 
@@ -42,14 +49,16 @@ def markdown(text: str) -> SafeString:
     text = text or ""
     if len(text) > settings.EVENTVIEWER_MARKDOWN_MAX_CHARS:
         return mark_safe(f'<pre class="wrap plain-text">{escape(text)}</pre>')
-    return mark_safe(_markdown.render(text))
+    html: str = _markdown.render(text)
+    return mark_safe(html)
 
 
 @register.filter
 def inline_markdown(text: str) -> SafeString:
     """One line of untrusted markdown rendered inline (code spans, emphasis; no blocks),
     for titles: a line starting with ``` or # stays a line."""
-    return mark_safe(_markdown.renderInline(text or ""))
+    html: str = _markdown.renderInline(text or "")
+    return mark_safe(html)
 
 
 @register.filter
@@ -152,37 +161,37 @@ def failure_label(code: str) -> str:
 
 
 @register.filter
-def scope_of(scope, conversation):
+def scope_of(scope: Scope | None, conversation: Conversation | None) -> PageScope | None:
     """The scope of a related conversation (parent, sub-agent), or None if out of reach."""
     return scope.of(conversation) if scope is not None else None
 
 
 @register.simple_tag
-def scope_url(scope, **params) -> str:
+def scope_url(scope: Scope, **params: str | None) -> str:
     """A link within the scope (a conversation's pages or a share link); the scope keeps
     the page's view unless ``view`` is given."""
     return scope.url(**params)
 
 
 @register.simple_tag
-def event_url(scope, event_id: str, leaf: str | None = None) -> str:
+def event_url(scope: Scope, event_id: str, leaf: str | None = None) -> str:
     return scope.event_url(event_id, leaf)
 
 
 @register.simple_tag
-def page_url(scope, path: str, **params) -> str:
+def page_url(scope: Scope, path: str, **params: str | None) -> str:
     """A page below the conversation's (or share link's): compare/, files/, export/ …"""
     return scope.page_url(path, **params)
 
 
 @register.filter
-def threads_at(review, event_id: str) -> list:
+def threads_at(review: Review | None, event_id: str) -> list[Shown]:
     """The comment threads a page shows at an event (views.comments.Review)."""
     return review.at.get(event_id, []) if review else []
 
 
 @register.filter
-def fork_at(drift, row):
+def fork_at(drift: Drift | None, row: TurnRow) -> Fork | None:
     """The point in a turn where other branches forked off after which edits or commands ran there."""
     return drift.fork_at(row.turn.event_ids) if drift else None
 

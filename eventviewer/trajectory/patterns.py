@@ -104,7 +104,7 @@ def signature(outcome: str, first: FirstFailure | None, finished: bool, error: s
     return found[:SIGNATURE_CHARS]
 
 
-def grouped(signed: Iterable[tuple[str, str]], instances: int) -> list[Pattern]:
+def grouped(signed: Iterable[tuple[str, str | None]], instances: int) -> list[Pattern]:
     """(instance id, signature) pairs grouped by signature, the biggest group first
     (ties by signature); unsigned instances are left out. ``instances``: the run's size."""
     groups: dict[str, list[str]] = {}

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -367,7 +367,7 @@ def snippet(text: str, query: Query, width: int = SNIPPET_CHARS) -> list[tuple[s
     return pieces
 
 
-def branch_leaves(nodes: list[tuple[int, int | None, int, bool]], head: int | None) -> dict[int, int]:
+def branch_leaves(nodes: Sequence[tuple[int, int | None, int, bool]], head: int | None) -> dict[int, int]:
     """For each tree node (pk, parent pk, seq, is it a side event), the leaf of the branch
     a search result on it opens: HEAD's when the node is on HEAD's branch, else the most
     recent leaf below it. A side event (a hook) opens its parent's."""

@@ -7,15 +7,15 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.core.paginator import Paginator
-from django.http import HttpRequest
 
 from eventviewer.forms import BranchListForm
 from eventviewer.lookups import checked
 from eventviewer.models import Event
-from eventviewer.scope import Scope
+from eventviewer.scope import PageScope
 from eventviewer.trajectory.pairing import LeafProblems
 from eventviewer.trajectory.reading import Reading
 from eventviewer.trajectory.skeleton import Branch, describe_branches
+from eventviewer.views import HtmxHttpRequest
 
 BRANCHES_LISTED = 40  # rows a page
 
@@ -39,8 +39,8 @@ BRANCH_SORTS: dict[str, Callable[[Branch], Any]] = {
 
 
 def branch_list(
-    request: HttpRequest,
-    scope: Scope,
+    request: HtmxHttpRequest,
+    scope: PageScope,
     reading: Reading | None,
     leaf: Event | None = None,
     selected: Callable[[], list[str]] | None = None,

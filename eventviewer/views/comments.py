@@ -3,22 +3,33 @@ panel, verdicts, and the forms that write them (htmx, with a plain form behind i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.contrib.auth.decorators import login_not_required
 from django.core.exceptions import BadRequest, PermissionDenied
 from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from eventviewer.lookups import get_conversation
-from eventviewer.models import Comment, ConversationLabel, Event, Label, Verdict
-from eventviewer.scope import Scope
+from eventviewer.models import Comment, Conversation, ConversationLabel, Event, Label, Verdict
+from eventviewer.scope import PageScope, Scope
 from eventviewer.trajectory.reading import Reading
-from eventviewer.trajectory.reviews import AUTHOR_MAX_LENGTH, Note, on_branch, open_first, reviewer_name, threads
+from eventviewer.trajectory.reviews import (
+    AUTHOR_MAX_LENGTH,
+    Note,
+    Thread,
+    on_branch,
+    open_first,
+    reviewer_name,
+    threads,
+)
+from eventviewer.views import HtmxHttpRequest
 from eventviewer.views.reviews import Refused, _text, add_comment, set_verdict, shared_scope
 
 
@@ -55,18 +66,17 @@ class Review:
         return "all agree" if len(outcomes) == 1 else "reviewers disagree"
 
 
-def may_comment(request: HttpRequest, scope: Scope) -> bool:
+def may_comment(request: HtmxHttpRequest, scope: Scope) -> bool:
     if scope.share is not None:
         return scope.share.can_comment and scope.share.is_active
     return not scope.reviewer and request.user.is_authenticated
 
 
-def review_of(request: HttpRequest, scope: Scope, leaf: Event, reading: Reading) -> Review | None:
+def review_of(request: HtmxHttpRequest, scope: PageScope, leaf: Event, reading: Reading) -> Review | None:
     """What the page shows of its conversation's reviews; None for a read-only link."""
     if scope.share is not None and not may_comment(request, scope):
         return None
     conversation = scope.conversation
-    assert conversation is not None
     comments = {c.pk: c for c in conversation.comments.prefetch_related("labels")}
     found = threads(Note(c.pk, c.event_id, c.leaf_event_id, c.parent_id, c.resolved) for c in comments.values())
     review = Review(
@@ -82,7 +92,7 @@ def review_of(request: HttpRequest, scope: Scope, leaf: Event, reading: Reading)
         open_count=sum(t.open for t in found),
     )
 
-    def shown(thread, elsewhere: str | None) -> Shown:
+    def shown(thread: Thread, elsewhere: str | None) -> Shown:
         root = comments[thread.root.id]
         written_on = root.leaf_event_id or leaf.event_id
         return Shown(
@@ -99,7 +109,7 @@ def review_of(request: HttpRequest, scope: Scope, leaf: Event, reading: Reading)
     return review
 
 
-def _author(request: HttpRequest, scope: Scope) -> tuple[str, int | None]:
+def _author(request: HtmxHttpRequest, scope: Scope) -> tuple[str, int | None]:
     if scope.share is not None:
         typed = request.POST.get("author", "").strip()
         if not typed:
@@ -112,7 +122,7 @@ def _author(request: HttpRequest, scope: Scope) -> tuple[str, int | None]:
     return request.user.get_username(), request.user.pk
 
 
-def _refusals(run) -> HttpResponse:
+def _refusals(run: Callable[[], HttpResponse]) -> HttpResponse:
     try:
         return run()
     except Refused as e:
@@ -125,9 +135,8 @@ def _back(scope: Scope, leaf: str, event_id: str) -> HttpResponse:
     return redirect(scope.at_url(leaf, event_id) if event_id else scope.url(leaf=leaf), permanent=False)
 
 
-def _write_comment(request: HttpRequest, scope: Scope) -> HttpResponse:
+def _write_comment(request: HtmxHttpRequest, scope: PageScope) -> HttpResponse:
     conversation = scope.conversation
-    assert conversation is not None
     author, user_id = _author(request, scope)
     parent = request.POST.get("parent", "")
     data = {
@@ -141,17 +150,16 @@ def _write_comment(request: HttpRequest, scope: Scope) -> HttpResponse:
     return _back(scope, request.POST.get("leaf", "") or comment.leaf_event_id, comment.event_id)
 
 
-def _change_comment(request: HttpRequest, scope: Scope, pk: int) -> HttpResponse:
+def _change_comment(request: HtmxHttpRequest, scope: PageScope, pk: int) -> HttpResponse:
     conversation = scope.conversation
-    assert conversation is not None
     comment = get_object_or_404(Comment, pk=pk, conversation=conversation)
     action = request.POST.get("action", "")
     author, user_id = _author(request, scope)
     own = (
-        comment.user_id == user_id
-        if user_id is not None
-        else (comment.share_id == scope.share.pk and comment.author == author)
-    )  # type: ignore[union-attr]
+        comment.share_id == scope.share.pk and comment.author == author
+        if scope.share is not None
+        else comment.user_id == user_id
+    )
     if action in ("resolve", "reopen"):
         comment.resolved = action == "resolve"
         comment.save(update_fields=["resolved"])
@@ -169,9 +177,8 @@ def _change_comment(request: HttpRequest, scope: Scope, pk: int) -> HttpResponse
     return _back(scope, request.POST.get("leaf", "") or comment.leaf_event_id, comment.event_id)
 
 
-def _write_verdict(request: HttpRequest, scope: Scope) -> HttpResponse:
+def _write_verdict(request: HtmxHttpRequest, scope: PageScope) -> HttpResponse:
     conversation = scope.conversation
-    assert conversation is not None
     author, user_id = _author(request, scope)
     set_verdict(
         conversation,
@@ -183,10 +190,9 @@ def _write_verdict(request: HttpRequest, scope: Scope) -> HttpResponse:
     return redirect(scope.url(leaf=request.POST.get("leaf", "")) + "#verdicts")
 
 
-def _write_label(request: HttpRequest, scope: Scope) -> HttpResponse:
+def _write_label(request: HtmxHttpRequest, scope: PageScope) -> HttpResponse:
     """A label on the whole conversation, added or taken off."""
     conversation = scope.conversation
-    assert conversation is not None
     author, _ = _author(request, scope)
     name = request.POST.get("label", "")
     label = Label.objects.filter(name=name).first()
@@ -199,62 +205,62 @@ def _write_label(request: HttpRequest, scope: Scope) -> HttpResponse:
     return redirect(scope.url(leaf=request.POST.get("leaf", "")) + "#verdicts")
 
 
-def _owner(request: HttpRequest, conversation_id: str) -> Scope:
+def _owner(request: HtmxHttpRequest, conversation_id: str) -> PageScope:
     if not request.user.is_authenticated:
         raise PermissionDenied("Log in to comment.")
-    return Scope(get_conversation(conversation_id))
+    return PageScope(get_conversation(conversation_id))
 
 
 @require_POST
-def comment_create(request: HttpRequest, conversation_id: str) -> HttpResponse:
+def comment_create(request: HtmxHttpRequest, conversation_id: str) -> HttpResponse:
     return _refusals(lambda: _write_comment(request, _owner(request, conversation_id)))
 
 
 @require_POST
-def comment_change(request: HttpRequest, conversation_id: str, pk: int) -> HttpResponse:
+def comment_change(request: HtmxHttpRequest, conversation_id: str, pk: int) -> HttpResponse:
     return _refusals(lambda: _change_comment(request, _owner(request, conversation_id), pk))
 
 
 @require_POST
-def verdict_give(request: HttpRequest, conversation_id: str) -> HttpResponse:
+def verdict_give(request: HtmxHttpRequest, conversation_id: str) -> HttpResponse:
     return _refusals(lambda: _write_verdict(request, _owner(request, conversation_id)))
 
 
 @require_POST
-def conversation_label(request: HttpRequest, conversation_id: str) -> HttpResponse:
+def conversation_label(request: HtmxHttpRequest, conversation_id: str) -> HttpResponse:
     return _refusals(lambda: _write_label(request, _owner(request, conversation_id)))
 
 
 @require_POST
 @login_not_required
-def shared_conversation_label(request: HttpRequest, token: str, subagent: str | None = None) -> HttpResponse:
+def shared_conversation_label(request: HtmxHttpRequest, token: str, subagent: str | None = None) -> HttpResponse:
     return _refusals(lambda: _write_label(request, shared_scope(token, subagent, commenting=True)))
 
 
 @require_POST
 @login_not_required
-def shared_comment_create(request: HttpRequest, token: str, subagent: str | None = None) -> HttpResponse:
+def shared_comment_create(request: HtmxHttpRequest, token: str, subagent: str | None = None) -> HttpResponse:
     return _refusals(lambda: _write_comment(request, shared_scope(token, subagent, commenting=True)))
 
 
 @require_POST
 @login_not_required
-def shared_comment_change(request: HttpRequest, token: str, pk: int, subagent: str | None = None) -> HttpResponse:
+def shared_comment_change(request: HtmxHttpRequest, token: str, pk: int, subagent: str | None = None) -> HttpResponse:
     return _refusals(lambda: _change_comment(request, shared_scope(token, subagent, commenting=True), pk))
 
 
 @require_POST
 @login_not_required
-def shared_verdict_give(request: HttpRequest, token: str, subagent: str | None = None) -> HttpResponse:
+def shared_verdict_give(request: HtmxHttpRequest, token: str, subagent: str | None = None) -> HttpResponse:
     return _refusals(lambda: _write_verdict(request, shared_scope(token, subagent, commenting=True)))
 
 
-def _counted(rows: QuerySet) -> Coalesce:
-    counted = rows.order_by().values("conversation").annotate(n=Count("pk")).values("n")
+def _counted(rows: QuerySet[Any], by: str = "conversation") -> Coalesce:
+    counted = rows.order_by().values(by).annotate(n=Count("pk")).values("n")
     return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
 
 
-def with_review_counts(conversations: QuerySet) -> QuerySet:
+def with_review_counts(conversations: QuerySet[Conversation]) -> QuerySet[Conversation]:
     """The list's review columns: open and all threads, labels (on comments or the
     conversation) and verdicts, one subquery each so that no join multiplies the rows."""
     threads = Comment.objects.filter(conversation=OuterRef("pk"), parent__isnull=True)
@@ -262,19 +268,13 @@ def with_review_counts(conversations: QuerySet) -> QuerySet:
     return conversations.annotate(
         comment_open=_counted(threads.filter(resolved=False)),
         comment_total=_counted(threads),
-        label_count=Coalesce(
-            Subquery(
-                labelled.order_by().values("comment__conversation").annotate(n=Count("pk")).values("n"),
-                output_field=IntegerField(),
-            ),
-            Value(0),
-        )
+        label_count=_counted(labelled, "comment__conversation")
         + _counted(ConversationLabel.objects.filter(conversation=OuterRef("pk"))),
         verdict_count=_counted(Verdict.objects.filter(conversation=OuterRef("pk"))),
     )
 
 
-def filtered_by_reviews(conversations: QuerySet, params: dict) -> QuerySet:
+def filtered_by_reviews(conversations: QuerySet[Conversation], params: dict[str, Any]) -> QuerySet[Conversation]:
     """The list's ?label=, ?verdict= and ?comments= filters."""
     mine = OuterRef("pk")
     if name := params.get("label"):
@@ -293,21 +293,23 @@ def filtered_by_reviews(conversations: QuerySet, params: dict) -> QuerySet:
     return conversations
 
 
-def review_cells(conversations: list) -> None:
+def review_cells(conversations: list[Conversation]) -> None:
     """Each listed conversation's labels and verdicts, read for the page's rows at once."""
     pks = [c.pk for c in conversations]
     labels: dict[int, set[str]] = {}
     for conversation_id, name in Comment.labels.through.objects.filter(comment__conversation__in=pks).values_list(
-        "comment__conversation", "label__name"
+        "comment__conversation_id", "label__name"
     ):
         labels.setdefault(conversation_id, set()).add(name)
     for conversation_id, name in ConversationLabel.objects.filter(conversation__in=pks).values_list(
-        "conversation", "label__name"
+        "conversation_id", "label__name"
     ):
         labels.setdefault(conversation_id, set()).add(name)
     verdicts: dict[int, list[str]] = {}
-    for conversation_id, outcome in Verdict.objects.filter(conversation__in=pks).values_list("conversation", "outcome"):
+    for conversation_id, outcome in Verdict.objects.filter(conversation__in=pks).values_list(
+        "conversation_id", "outcome"
+    ):
         verdicts.setdefault(conversation_id, []).append(outcome)
-    for c in conversations:
-        c.review_labels = sorted(labels.get(c.pk, ()))
-        c.review_verdicts = sorted(verdicts.get(c.pk, []))
+    for c in conversations:  # the list template's cells, set on its rows
+        c.review_labels = sorted(labels.get(c.pk, ()))  # type: ignore[attr-defined]
+        c.review_verdicts = sorted(verdicts.get(c.pk, []))  # type: ignore[attr-defined]

@@ -8,11 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import BadRequest
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
@@ -21,7 +22,7 @@ from django.views.decorators.vary import vary_on_headers
 from eventviewer.forms import CompareForm
 from eventviewer.lookups import get_conversation, get_leaf, get_page, valid
 from eventviewer.models import Conversation, Event
-from eventviewer.scope import Scope
+from eventviewer.scope import PageScope, Scope, SharedScope
 from eventviewer.trajectory import compare, diagram, files, kinds
 from eventviewer.trajectory.cards import Card
 from eventviewer.trajectory.diff import PAGE_SECONDS, Budget, Diff, unified
@@ -31,6 +32,7 @@ from eventviewer.trajectory.kinds import card_for
 from eventviewer.trajectory.projection import assistant_turns
 from eventviewer.trajectory.reading import Reading
 from eventviewer.trajectory.usage import Usage
+from eventviewer.views import HtmxHttpRequest, is_partial
 from eventviewer.views.share import shared_view
 
 ROWS_PER_PAGE = 100  # rows of the comparison on one page (a folded run of steps alike is one)
@@ -43,7 +45,7 @@ class Side:
     """One of the two branches: where it lives, and what it holds after the shared events."""
 
     name: str  # "a" or "b"
-    scope: Scope  # its conversation's links (a share link's, under one)
+    scope: PageScope  # its conversation's links (a share link's, under one)
     leaf: Event
     reading: Reading
     ref: str  # how the URL names it: the leaf's id, or <conversation-id>:<leaf id>
@@ -51,7 +53,7 @@ class Side:
     steps: list[compare.Step] = field(default_factory=list)
     budget: Budget | None = None  # the page's time for matching the lines of diffs, shared by both sides
     left_out: int = 0  # events after the first compare.MAX_STEPS steps, not compared
-    read: Callable[[list[Light]], dict[str, dict]] | None = None  # events -> their JSON by id
+    read: Callable[[list[Light]], dict[str, dict[str, Any]]] | None = None  # events -> their JSON by id
 
     @property
     def conversation(self) -> Conversation:
@@ -99,17 +101,15 @@ def _side(scope: Scope, name: str, raw: str) -> Side:
     """The branch ``raw`` names: ``<event-id>`` in the page's conversation, or
     ``<conversation-id>:<event-id>`` (under a share link, one it opens)."""
     prefix, colon, rest = raw.partition(":")
-    side_scope: Scope | None = scope
     if colon and normalize_conversation_id(prefix):
         side_scope = scope.of(get_conversation(prefix))
         if side_scope is None:
             raise Http404(f"There is no conversation {prefix}.")
         leaf_id = rest
-    elif scope.conversation is None:
-        raise BadRequest(f"{name}: name the conversation too, as <conversation-id>:<event-id>")
+    elif isinstance(scope, PageScope):
+        side_scope, leaf_id = scope, raw
     else:
-        leaf_id = raw
-    assert side_scope is not None and side_scope.conversation is not None
+        raise BadRequest(f"{name}: name the conversation too, as <conversation-id>:<event-id>")
     if not leaf_id:
         raise BadRequest(f"{name}: name the branch by the id of its last event")
     leaf = get_leaf(side_scope.conversation, leaf_id)
@@ -161,7 +161,7 @@ def _fill(side: Side, start: int) -> None:
     side.tail = list(side.reading.path[start:])
     found = compare.steps(side.tail[: compare.MAX_STEP_EVENTS], side.reading.pairing.result_for)
 
-    def read(events: list[Light]) -> dict[str, dict]:
+    def read(events: list[Light]) -> dict[str, dict[str, Any]]:
         payloads = side.conversation.payloads(e.pk for e in events)
         return {e.event_id: payloads.get(e.pk, {}) for e in events}
 
@@ -172,7 +172,7 @@ def _fill(side: Side, start: int) -> None:
         side.left_out = sum(1 for e in side.tail if e.seq > last and e.kind not in kinds.SIDE_KINDS)
 
 
-def _cell(side: Side, step: compare.Step, data: dict[str, dict]) -> Cell:
+def _cell(side: Side, step: compare.Step, data: dict[str, dict[str, Any]]) -> Cell:
     return Cell(
         step, [(e, card_for(data.get(e.event_id, {"kind": e.kind})), side.url(e.event_id)) for e in step.events]
     )
@@ -188,7 +188,7 @@ def _diffs(x: compare.Step, y: compare.Step, budget: Budget | None) -> list[tupl
     return found
 
 
-def _shown(side: Side, steps: list[compare.Step]) -> dict[str, dict]:
+def _shown(side: Side, steps: list[compare.Step]) -> dict[str, dict[str, Any]]:
     """The JSON of the steps a page shows, and those steps described whole (for their diffs)."""
     assert side.read is not None
     data = side.read([e for step in steps for e in step.events])
@@ -204,6 +204,7 @@ def _lines(rows: list[compare.AlignedRow], a: Side, b: Side) -> list[ShownRow]:
     lines = []
     for row in rows:
         if row.kind == compare.SAME:
+            # A SAME row pairs a step of each side: neither index is None.
             alike = [(a.steps[p.a], b.steps[p.b]) for p in row.pairs[:ALIKE_LISTED]]  # type: ignore[index]
             lines.append(ShownRow(row.kind, alike=alike, count=len(row.pairs)))
             continue
@@ -219,13 +220,12 @@ def _lines(rows: list[compare.AlignedRow], a: Side, b: Side) -> list[ShownRow]:
     return lines
 
 
-def _picker(request: HttpRequest, scope: Scope, a: Side | None) -> HttpResponse:
+def _picker(request: HtmxHttpRequest, scope: Scope, a: Side | None) -> HttpResponse:
     """Pick a branch in the diagram: the first one, then the one to compare it with."""
     conversation = scope.conversation
     if conversation is None:
         raise BadRequest("Name both branches: /compare/?a=<conversation-id>:<event-id>&b=<conversation-id>:<event-id>")
-    here = a is not None and a.conversation.pk == conversation.pk
-    path = a.reading.path if here else []
+    path = a.reading.path if a is not None and a.conversation.pk == conversation.pk else []
     key = f"compare-diagram:{conversation.pk}:{conversation.updated_at.timestamp()}:{scope.base}:{a.ref if a else ''}"
     svg = cache.get(key)
     if svg is None:
@@ -248,7 +248,7 @@ def _picker(request: HttpRequest, scope: Scope, a: Side | None) -> HttpResponse:
     return render(request, "compare/pick.html", context)
 
 
-def compare_page(request: HttpRequest, scope: Scope) -> HttpResponse:
+def compare_page(request: HtmxHttpRequest, scope: Scope) -> HttpResponse:
     params = valid(CompareForm, request.GET)
     scope = scope.viewing(params["view"])
     a = _side(scope, "a", params["a"]) if params["a"] else None
@@ -270,7 +270,7 @@ def compare_page(request: HttpRequest, scope: Scope) -> HttpResponse:
         "sides": (a, b),
         "shared": shared,
         "fork": a.reading.path[shared - 1] if shared else None,
-        "lines": _lines(page.object_list, a, b),
+        "lines": _lines(list(page.object_list), a, b),
         "max_steps": compare.MAX_STEPS,
         "counts": {
             kind: sum(1 for r in rows if r.kind == kind) for kind in (compare.CHANGED, compare.ONLY_A, compare.ONLY_B)
@@ -287,20 +287,20 @@ def compare_page(request: HttpRequest, scope: Scope) -> HttpResponse:
         else None,
         "swap_url": scope.page_url("compare/", a=b.ref, b=a.ref),
     }
-    if request.htmx and not request.htmx.history_restore_request:
+    if is_partial(request):
         return render(request, "compare/compare.html#comparison", context)
     return render(request, "compare/compare.html", context)
 
 
 @require_safe
 @vary_on_headers("HX-Request")
-def branch_compare(request: HttpRequest, conversation_id: str) -> HttpResponse:
-    return compare_page(request, Scope(get_conversation(conversation_id)))
+def branch_compare(request: HtmxHttpRequest, conversation_id: str) -> HttpResponse:
+    return compare_page(request, PageScope(get_conversation(conversation_id)))
 
 
 @require_safe
 @vary_on_headers("HX-Request")
-def conversations_compare(request: HttpRequest) -> HttpResponse:
+def conversations_compare(request: HtmxHttpRequest) -> HttpResponse:
     """Branches of any two conversations: ``a`` and ``b`` each name their conversation."""
     return compare_page(request, Scope(None))
 
@@ -308,5 +308,5 @@ def conversations_compare(request: HttpRequest) -> HttpResponse:
 @require_safe
 @vary_on_headers("HX-Request")
 @shared_view
-def shared_compare(request: HttpRequest, scope: Scope) -> HttpResponse:
+def shared_compare(request: HtmxHttpRequest, scope: SharedScope) -> HttpResponse:
     return compare_page(request, scope)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import nullcontext
 from datetime import datetime, time, timedelta
+from typing import Any, TypeVar, cast
 
 from django.conf import settings
 from django.contrib import messages
@@ -12,8 +14,9 @@ from django.core.cache import cache
 from django.core.exceptions import BadRequest
 from django.core.paginator import Paginator
 from django.db import transaction
-from django.db.models import F, Prefetch, Q
-from django.http import Http404, HttpRequest, HttpResponse
+from django.db.models import F, Prefetch, Q, QuerySet
+from django.forms import ChoiceField
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
@@ -24,13 +27,14 @@ from eventviewer import search, tasks
 from eventviewer.forms import ConversationListForm, EventForm, HeadForm, PathForm, RawForm, ShareForm
 from eventviewer.lookups import checked, get_conversation, get_event, get_leaf, refused_page, valid
 from eventviewer.models import Comment, Conversation, ConversationLabel, Event, Label, Run, Verdict, read_whole
-from eventviewer.scope import Scope
+from eventviewer.scope import PageScope
 from eventviewer.trajectory import diagram, masking
 from eventviewer.trajectory.failures import failures
+from eventviewer.trajectory.projection import Turn
 from eventviewer.trajectory.reading import Reading
 from eventviewer.trajectory.timeline import Axis, timeline_axis, timeline_svg
 from eventviewer.trajectory.window import NotOnBranch, Span, problems_near, window
-from eventviewer.views import deep
+from eventviewer.views import HtmxHttpRequest, deep, is_partial
 from eventviewer.views import turns as branch_turns
 from eventviewer.views.branches import branch_list
 from eventviewer.views.columns import sortable
@@ -57,17 +61,18 @@ LIST_COLUMNS = [
     ("imported", "Imported"),
 ]
 REVIEW_COLUMNS = ("comments", "labels", "verdicts")
+T = TypeVar("T")
 SHARE_LINKS_LISTED = 50
 SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
-def cached_diagram(scope: Scope, leaf: Event | None, reading: Reading | None = None) -> SafeString:
+def cached_diagram(scope: PageScope, leaf: Event | None, reading: Reading | None = None) -> SafeString:
     """The branch diagram with ``leaf``'s branch selected. Events never change, so a
     diagram stays valid until the next import or HEAD change (``updated_at``)."""
     conversation = scope.conversation
     version = conversation.updated_at.timestamp()
     key = f"diagram:{conversation.pk}:{version}:{leaf.pk if leaf else 0}:{scope.base}:{scope.view}"
-    svg = cache.get(key)
+    svg: str | None = cache.get(key)
     if svg is None:
         if reading is None and leaf is not None and read_whole(leaf):
             reading = conversation.read_path(leaf)  # (a longer branch is drawn unselected: see views.deep)
@@ -90,7 +95,7 @@ def cached_diagram(scope: Scope, leaf: Event | None, reading: Reading | None = N
     return mark_safe(svg)
 
 
-def _span(conversation: Conversation, reading: Reading, turns: list, params: dict) -> Span:
+def _span(conversation: Conversation, reading: Reading, turns: list[Turn], params: dict[str, Any]) -> Span:
     """The turns to show. An event beside the branch (a side event: a hook) is shown after
     the event it ran beside, so the window around it is that event's."""
     anchors = {k: params[k] for k in ("at", "before", "after")}
@@ -98,13 +103,12 @@ def _span(conversation: Conversation, reading: Reading, turns: list, params: dic
         return window(turns, settings.EVENTVIEWER_PAGE_SIZE, **anchors)
     except NotOnBranch as e:
         parent = conversation.events.filter(event_id=e.args[0]).values_list("parent__event_id", flat=True).first()
-        on_branch = parent is not None and any(parent in t.event_ids for t in turns)
-        if not on_branch or not params["at"]:
+        if parent is None or not any(parent in t.event_ids for t in turns) or not params["at"]:
             raise Http404(f"Event {e.args[0]!r} is not on this branch.") from None
         return window(turns, settings.EVENTVIEWER_PAGE_SIZE, at=parent)
 
 
-def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpResponse:
+def conversation_page(request: HtmxHttpRequest, scope: PageScope, params: dict[str, Any]) -> HttpResponse:
     """A branch of the conversation, for its owner's pages and for a share link."""
     conversation = scope.conversation
     leaf = get_leaf(conversation, params["leaf"])
@@ -122,12 +126,12 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
         "can_share": not scope.read_only and request.user.is_authenticated,
         "view": view,
     }
-    if request.htmx and request.htmx.target == "branch-list" and not request.htmx.history_restore_request:
+    if is_partial(request) and request.htmx.target == "branch-list":
         context.update(branch_list(request, scope, reading))  # filtered, sorted or paged in place
         return render(request, "conversations/detail.html#branch-list", context)
-    if reading:
+    if leaf is not None and reading is not None:
         # What a page derives from the whole branch is kept with its reading (see branch_memo).
-        def remembered(name: str, compute):
+        def remembered(name: str, compute: Callable[[], T]) -> T:
             return conversation.branch_memo(leaf.pk, f"{name}:{view}", compute)
 
         turns = remembered("turns", lambda: branch_turns.display_turns(reading, view))
@@ -155,7 +159,7 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
 
         svg, context["timeline_axis"] = remembered(f"timeline:{scope.base}", strip)
         context["timeline"] = mark_safe(svg)  # built from escaped text only (trajectory.timeline)
-        if request.htmx and (params["before"] or params["after"]) and not request.htmx.history_restore_request:
+        if is_partial(request) and (params["before"] or params["after"]):
             partial = "earlier" if params["before"] else "later"
             return render(request, f"conversations/detail.html#{partial}", context)
         near = problems_near(reading, span, found=found, only=params.get("problem") or "")
@@ -167,12 +171,12 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
     context.update(branch_list(request, scope, reading))
     if context["can_share"]:
         context.update(_share_panel(conversation, leaf, params["at"]))
-    if request.htmx and not request.htmx.history_restore_request:
+    if is_partial(request):
         return render(request, "conversations/detail.html#workspace", context)
     return render(request, "conversations/detail.html", context)
 
 
-def _share_panel(conversation: Conversation, leaf: Event | None, at: str) -> dict:
+def _share_panel(conversation: Conversation, leaf: Event | None, at: str) -> dict[str, Any]:
     """The share panel's form and its links: those that still open, and apart from them
     the revoked and expired ones."""
     links = list(conversation.share_links.all()[:SHARE_LINKS_LISTED])
@@ -184,7 +188,7 @@ def _share_panel(conversation: Conversation, leaf: Event | None, at: str) -> dic
     }
 
 
-def _long_branch_page(request: HttpRequest, scope: Scope, params: dict, leaf: Event) -> HttpResponse:
+def _long_branch_page(request: HtmxHttpRequest, scope: PageScope, params: dict[str, Any], leaf: Event) -> HttpResponse:
     """A branch too long to read whole: a window read from a stretch of it (views.deep)."""
     conversation = scope.conversation
     context = {
@@ -194,7 +198,7 @@ def _long_branch_page(request: HttpRequest, scope: Scope, params: dict, leaf: Ev
         "is_head": leaf.pk == conversation.head_id,
         "can_share": not scope.read_only and request.user.is_authenticated,
     }
-    partial = request.htmx and not request.htmx.history_restore_request
+    partial = is_partial(request)
     if partial and request.htmx.target == "branch-list":
         context.update(deep.branch_list(request, scope, leaf))
         return render(request, "conversations/detail.html#branch-list", context)
@@ -211,7 +215,7 @@ def _long_branch_page(request: HttpRequest, scope: Scope, params: dict, leaf: Ev
     return render(request, "conversations/detail.html", context)
 
 
-def _listed(params: dict):
+def _listed(params: dict[str, Any]) -> QuerySet[Conversation]:
     """The conversations the list's query and filters select."""
     q = params["q"].strip()
     # Sub-agents are listed under their parent; a search finds them too.
@@ -253,7 +257,7 @@ def runs_named(slugs: list[str]) -> list[Run]:
     return [found[slug] for slug in slugs]
 
 
-def listed_in_order(form: ConversationListForm):
+def listed_in_order(form: ConversationListForm) -> QuerySet[Conversation]:
     """The list's conversations in its order (a refused search raises BadRequest)."""
     found = _listed(form.cleaned_data).annotate(tokens=F("prompt_tokens") + F("completion_tokens"))
     return found.order_by(*form.ordering())
@@ -262,8 +266,8 @@ def listed_in_order(form: ConversationListForm):
 def _choices(column: str) -> list[str]:
     """The values a filter can take: those the listed conversations have."""
     found = Conversation.objects.shown().with_listed().exclude(**{column: ""})
-    found = found.order_by(column).values_list(column, flat=True)
-    return list(found.distinct()[:200])
+    values = found.order_by(column).values_list(column, flat=True)
+    return list(values.distinct()[:200])
 
 
 TYPING = "X-Eventviewer-Typing"  # app.js: the list's request made while its search box is typed into
@@ -271,7 +275,7 @@ TYPING = "X-Eventviewer-Typing"  # app.js: the list's request made while its sea
 
 @require_safe
 @vary_on_headers("HX-Request", TYPING)
-def conversation_list(request: HttpRequest) -> HttpResponse:
+def conversation_list(request: HtmxHttpRequest) -> HttpResponse:
     form = checked(ConversationListForm(request.GET))
     params = form.cleaned_data
     picked = runs_named(params["run"])
@@ -296,7 +300,7 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
             # A row found by the words of an event shows that event's snippet, linked to it.
             query = search.parsed(q)
             for c in page.object_list:
-                c.hit = best_hit(Scope(c), query)
+                c.hit = best_hit(PageScope(c), query)  # type: ignore[attr-defined]  # for its row
     sort, direction = form.sorted_by()
     reviewed = ("label", "verdict", "comments")
     # The review columns once a team reviews (or asks for them): empty columns take the title's room.
@@ -325,8 +329,8 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
         "models": _choices("model"),
         "agents": _choices("agent_kind"),
         "labels": Label.objects.values_list("name", flat=True),
-        "verdict_choices": ConversationListForm.base_fields["verdict"].choices,
-        "comment_choices": ConversationListForm.base_fields["comments"].choices,
+        "verdict_choices": cast(ChoiceField, ConversationListForm.base_fields["verdict"]).choices,
+        "comment_choices": cast(ChoiceField, ConversationListForm.base_fields["comments"]).choices,
         "sort": sort,
         "dir": direction,
         "columns": columns,
@@ -334,22 +338,22 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
         "refused": refused,
     }
     status = 400 if refused else 200
-    partial = request.htmx and not request.htmx.history_restore_request
+    partial = is_partial(request)
     response = render(request, "conversations/list.html" + ("#table" if partial else ""), context, status=status)
     return refused_page(request, response, refused) if refused else response
 
 
 @require_safe
 @vary_on_headers("HX-Request")
-def conversation(request: HttpRequest, conversation_id: str) -> HttpResponse:
+def conversation(request: HtmxHttpRequest, conversation_id: str) -> HttpResponse:
     found = get_conversation(conversation_id)
     if conversation_id != found.conversation_id:
         query = request.GET.urlencode()
         return redirect(found.get_absolute_url() + (f"?{query}" if query else ""))
-    return conversation_page(request, Scope(found), valid(PathForm, request.GET))
+    return conversation_page(request, PageScope(found), valid(PathForm, request.GET))
 
 
-def diagram_response(request: HttpRequest, scope: Scope) -> HttpResponse:
+def diagram_response(request: HtmxHttpRequest, scope: PageScope) -> HttpResponse:
     """The diagram alone, as a standalone SVG document."""
     params = valid(EventForm, request.GET)
     scope = scope.viewing(params["view"])
@@ -363,13 +367,13 @@ def diagram_response(request: HttpRequest, scope: Scope) -> HttpResponse:
 
 
 @require_safe
-def diagram_svg(request: HttpRequest, conversation_id: str) -> HttpResponse:
-    return diagram_response(request, Scope(get_conversation(conversation_id)))
+def diagram_svg(request: HtmxHttpRequest, conversation_id: str) -> HttpResponse:
+    return diagram_response(request, PageScope(get_conversation(conversation_id)))
 
 
 @require_POST
 @login_required
-def set_head(request: HttpRequest, conversation_id: str) -> HttpResponse:
+def set_head(request: HtmxHttpRequest, conversation_id: str) -> HttpResponse:
     conversation = get_conversation(conversation_id)
     form = checked(HeadForm(request.POST), "request")
     event = get_event(conversation, form.cleaned_data["leaf"])
@@ -385,7 +389,7 @@ def set_head(request: HttpRequest, conversation_id: str) -> HttpResponse:
 
 
 @require_safe
-def base_state(request: HttpRequest, conversation_id: str) -> HttpResponse:
+def base_state(request: HtmxHttpRequest, conversation_id: str) -> HttpResponse:
     """base_state.json as a download, its secrets masked unless the owner asks ``?raw=1``
     for the file as imported (a share link has no such download)."""
     conversation = get_conversation(conversation_id)
@@ -400,7 +404,7 @@ def base_state(request: HttpRequest, conversation_id: str) -> HttpResponse:
 
 @require_http_methods(["GET", "HEAD", "POST"])
 @login_required
-def delete(request: HttpRequest, conversation_id: str) -> HttpResponse:
+def delete(request: HtmxHttpRequest, conversation_id: str) -> HttpResponse:
     """Ask first (GET); then hide the conversation at once and delete it in the
     background (POST): a big one takes a while, a batch of events at a time."""
     conversation = get_conversation(conversation_id)

@@ -13,12 +13,12 @@ from django.conf import settings
 from django.http import Http404
 
 from eventviewer.models import Conversation, Event
-from eventviewer.scope import Scope
+from eventviewer.scope import PageScope
 from eventviewer.trajectory.failures import Failures, failures
 from eventviewer.trajectory.pairing import LeafProblems
 from eventviewer.trajectory.reading import PartReading
 from eventviewer.trajectory.window import NotOnBranch, part_window, problems_near, stretch_for
-from eventviewer.views import branches
+from eventviewer.views import HtmxHttpRequest, branches, is_partial
 from eventviewer.views import turns as branch_turns
 from eventviewer.views.problems import Reasons, problem_lines
 
@@ -79,7 +79,7 @@ def leaf_problems(conversation: Conversation) -> dict[str, LeafProblems]:
     return {head: LeafProblems(conversation.pending_count, conversation.mismatch_count)} if head else {}
 
 
-def page_context(request: Any, scope: Scope, leaf: Event, params: dict[str, Any]) -> dict[str, Any]:
+def page_context(request: HtmxHttpRequest, scope: PageScope, leaf: Event, params: dict[str, Any]) -> dict[str, Any]:
     """The branch part of a long branch's page: its window's rows and problems, and the figures it can give."""
     conversation = scope.conversation
     stretch = Stretch(conversation, leaf, params)
@@ -101,7 +101,7 @@ def page_context(request: Any, scope: Scope, leaf: Event, params: dict[str, Any]
         "at": params["at"],
         "view": branch_turns.FULL,
     }
-    if not (request.htmx and (params["before"] or params["after"]) and not request.htmx.history_restore_request):
+    if not (is_partial(request) and (params["before"] or params["after"])):
         near = problems_near(reading, part, found=found, only=params.get("problem") or "")
         context["problems"] = problem_lines(conversation, near, reading, reasons, side)
         context["problem_filter"] = params.get("problem") or ""
@@ -109,7 +109,7 @@ def page_context(request: Any, scope: Scope, leaf: Event, params: dict[str, Any]
     return context
 
 
-def branch_list(request: Any, scope: Scope, leaf: Event) -> dict[str, Any]:
+def branch_list(request: HtmxHttpRequest, scope: PageScope, leaf: Event) -> dict[str, Any]:
     """The branch list against a long branch: told apart by its kept events (from the
     skeleton), with the problem counts known without walking the tree."""
     conversation = scope.conversation

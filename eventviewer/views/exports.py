@@ -13,11 +13,12 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from itertools import islice
+from typing import Any
 
 import orjson
 from django.core.exceptions import BadRequest
 from django.db.models import Q, QuerySet
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_safe
@@ -27,12 +28,14 @@ from eventviewer.forms import ConversationExportForm, ExportForm, RawForm, RunEx
 from eventviewer.imports import reviews
 from eventviewer.lookups import checked, get_conversation, get_leaf, valid
 from eventviewer.models import PAYLOAD_CHUNK, Conversation, ConversationState, EventPayload, Instance, Run, unpack
-from eventviewer.scope import MAX_NESTING, Scope
-from eventviewer.trajectory import export, kinds, masking
+from eventviewer.scope import MAX_NESTING, PageScope, SharedScope
+from eventviewer.trajectory import export, kinds, markdown, masking
 from eventviewer.trajectory.events import Light, one_line
 from eventviewer.trajectory.model_view import SUMMARY_SUFFIX
+from eventviewer.trajectory.projection import Turn
 from eventviewer.trajectory.reading import Reading
 from eventviewer.trajectory.reviews import Note, Written, on_branch, threads
+from eventviewer.views import HtmxHttpRequest
 from eventviewer.views.conversations import listed_in_order, runs_named
 from eventviewer.views.share import shared_view
 from eventviewer.views.turns import MODEL
@@ -71,6 +74,9 @@ class _Sink:
         return len(data)
 
     def flush(self) -> None:
+        pass
+
+    def close(self) -> None:  # zipfile's writable file has one (it closes only a file it opened)
         pass
 
     def take(self) -> bytes:
@@ -115,7 +121,7 @@ def sdk_files(
 def _zip(files: Iterable[tuple[str, bytes]]) -> Iterator[bytes]:
     sink = _Sink()
     moment = datetime.now().timetuple()[:6]
-    with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED) as archive:  # type: ignore[arg-type]
+    with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for name, content in files:
             info = zipfile.ZipInfo(name, date_time=moment)
             archive.writestr(info, content, zipfile.ZIP_DEFLATED)
@@ -135,7 +141,7 @@ def _unwritable_id(conversation: Conversation, depth: int = 0) -> str | None:
     return None
 
 
-def conversation_zip(request: HttpRequest, scope: Scope, raw: bool = False) -> HttpResponse:
+def conversation_zip(request: HtmxHttpRequest, scope: PageScope, raw: bool = False) -> StreamingHttpResponse:
     conversation = scope.conversation
     bad = _unwritable_id(conversation)
     if bad is not None:
@@ -151,10 +157,10 @@ def conversation_zip(request: HttpRequest, scope: Scope, raw: bool = False) -> H
 
 
 @require_safe
-def export_zip(request: HttpRequest, conversation_id: str) -> HttpResponse:
+def export_zip(request: HtmxHttpRequest, conversation_id: str) -> StreamingHttpResponse:
     """The owner's zip: base_state.json masked unless ``?raw=1`` (a share link's never is)."""
     raw = valid(RawForm, request.GET)["raw"]
-    return conversation_zip(request, Scope(get_conversation(conversation_id)), raw=raw)
+    return conversation_zip(request, PageScope(get_conversation(conversation_id)), raw=raw)
 
 
 # --- one branch ---------------------------------------------------------------------------------
@@ -184,7 +190,7 @@ def _messages_json(conversation: Conversation, reading: Reading, view: str) -> I
     by_id = {e.event_id: e for e in events}
     condensation = {e.event_id: e for e in reading.path if e.kind == kinds.CONDENSATION}
 
-    def bodies() -> Iterator[dict]:
+    def bodies() -> Iterator[dict[str, Any]]:
         """Every message's events' JSON in order, read a chunk of events at a time: one
         message can be a whole branch (a user's messages are sent as one)."""
         ids = (i for m in messages for i in m.event_ids)
@@ -205,20 +211,21 @@ def _messages_json(conversation: Conversation, reading: Reading, view: str) -> I
     yield b"\n]\n"
 
 
-def _event_data(event: Light, data: dict, condensation: dict[str, Light]) -> dict:
+def _event_data(event: Light, data: dict[int, Any], condensation: dict[str, Light]) -> dict[str, Any]:
     if event.kind == kinds.CONDENSATION_SUMMARY:  # the user message a condensation's summary became
         written = data.get(condensation[event.event_id.removesuffix(SUMMARY_SUFFIX)].pk, {})
         return {"kind": kinds.CONDENSATION_SUMMARY, "summary": written.get("summary")}
-    return data.get(event.pk, {})
+    written_by_pk: dict[str, Any] = data.get(event.pk, {})
+    return written_by_pk
 
 
-def _markdown(request: HttpRequest, scope: Scope, reading: Reading) -> Iterator[bytes]:
+def _markdown(request: HtmxHttpRequest, scope: PageScope, reading: Reading) -> Iterator[bytes]:
     conversation = scope.conversation
     leaf = reading.path[-1]
     branch_url = request.build_absolute_uri(scope.url(leaf=leaf.event_id))
 
     def link(event_id: str) -> str:
-        return export.destination(request.build_absolute_uri(scope.at_url(leaf.event_id, event_id)))
+        return markdown.destination(request.build_absolute_uri(scope.at_url(leaf.event_id, event_id)))
 
     title = conversation.title or conversation.conversation_id
     usage = conversation.usage_of(reading.path)
@@ -232,15 +239,15 @@ def _markdown(request: HttpRequest, scope: Scope, reading: Reading) -> Iterator[
     if usage is not None and usage.cost is not None:
         figures.append(f"${usage.cost:,.4f}")
     head = [
-        f"# {export.escape(title)}\n\n",
+        f"# {markdown.escape(title)}\n\n",
         f"- Conversation: `{conversation.conversation_id}`"
-        + (f", status {export.escape(conversation.execution_status)}" if conversation.execution_status else "")
+        + (f", status {markdown.escape(conversation.execution_status)}" if conversation.execution_status else "")
         + "\n",
-        f"- Branch: to {export.escape(leaf.kind)} {export.escape(leaf.event_id)}"
+        f"- Branch: to {markdown.escape(leaf.kind)} {markdown.escape(leaf.event_id)}"
         + (" (HEAD)" if leaf.pk == conversation.head_id else "")
         + f", outcome **{kinds.outcome(leaf)}**\n",
         f"- {', '.join(figures)}\n",
-        f"- Read it in eventviewer: <{export.destination(branch_url)}>\n\n",
+        f"- Read it in eventviewer: <{markdown.destination(branch_url)}>\n\n",
     ]
     yield "".join(head).encode()
     yield _problems(reading, link).encode()
@@ -248,7 +255,7 @@ def _markdown(request: HttpRequest, scope: Scope, reading: Reading) -> Iterator[
     result_for = reading.pairing.result_for
     threads = _threads_on(scope, reading) if scope.share is None or scope.share.can_comment else {}
 
-    def ids_of(turn) -> list[str]:
+    def ids_of(turn: Turn) -> list[str]:
         ids = [e.event_id for e in turn.events]
         return ids + [result_for[i] for i in ids if i in result_for]
 
@@ -270,7 +277,7 @@ def _markdown(request: HttpRequest, scope: Scope, reading: Reading) -> Iterator[
                     yield export.comment_threads(at).encode()
 
 
-def _threads_on(scope: Scope, reading: Reading) -> dict[str, list[tuple[Written, list[Written]]]]:
+def _threads_on(scope: PageScope, reading: Reading) -> dict[str, list[tuple[Written, list[Written]]]]:
     """The review threads shown on this branch, by event, as the export writes them."""
     comments = {c.pk: c for c in scope.conversation.comments.prefetch_related("labels")}
     notes = (Note(c.pk, c.event_id, c.leaf_event_id, c.parent_id, c.resolved) for c in comments.values())
@@ -290,14 +297,14 @@ def _threads_on(scope: Scope, reading: Reading) -> dict[str, list[tuple[Written,
 def _problems(reading: Reading, link: Callable[[str], str]) -> str:
     pairing = reading.pairing
     lines = [
-        f"- pending: {export.escape(e)} has no result on this branch ([event]({link(e)}))" for e in pairing.pending
+        f"- pending: {markdown.escape(e)} has no result on this branch ([event]({link(e)}))" for e in pairing.pending
     ]
     lines += [
-        f"- mismatched: {export.escape(eid)}: {export.escape(m.reason)} ([event]({link(eid)}))"
+        f"- mismatched: {markdown.escape(eid)}: {markdown.escape(m.reason)} ([event]({link(eid)}))"
         for eid, m in pairing.mismatched.items()
     ]
     lines += [
-        f"- {export.escape(e.failure.replace('_', ' '))}: {export.escape(one_line(e.summary, 120) or e.kind)} "
+        f"- {markdown.escape(e.failure.replace('_', ' '))}: {markdown.escape(one_line(e.summary, 120) or e.kind)} "
         f"([event]({link(e.event_id)}))"
         for e in reading.path
         if e.failure
@@ -307,7 +314,7 @@ def _problems(reading: Reading, link: Callable[[str], str]) -> str:
     return "## Problems\n\n" + "\n".join(lines) + "\n\n"
 
 
-def branch_export(request: HttpRequest, scope: Scope) -> HttpResponse:
+def branch_export(request: HtmxHttpRequest, scope: PageScope) -> StreamingHttpResponse:
     params = valid(ExportForm, request.GET)
     scope = scope.viewing(params["view"])
     conversation = scope.conversation
@@ -325,19 +332,19 @@ def branch_export(request: HttpRequest, scope: Scope) -> HttpResponse:
 
 
 @require_safe
-def export_branch(request: HttpRequest, conversation_id: str) -> HttpResponse:
-    return branch_export(request, Scope(get_conversation(conversation_id)))
+def export_branch(request: HtmxHttpRequest, conversation_id: str) -> StreamingHttpResponse:
+    return branch_export(request, PageScope(get_conversation(conversation_id)))
 
 
 @require_safe
 @shared_view
-def shared_export_zip(request: HttpRequest, scope: Scope) -> HttpResponse:
+def shared_export_zip(request: HtmxHttpRequest, scope: SharedScope) -> StreamingHttpResponse:
     return conversation_zip(request, scope)
 
 
 @require_safe
 @shared_view
-def shared_export(request: HttpRequest, scope: Scope) -> HttpResponse:
+def shared_export(request: HtmxHttpRequest, scope: SharedScope) -> StreamingHttpResponse:
     return branch_export(request, scope)
 
 
@@ -363,7 +370,7 @@ def _run_lines(run: Run, what: str) -> Iterator[bytes]:
 def export_line(conversation: Conversation, instance: Instance | None, run: str | None, what: str) -> bytes:
     """One conversation as a JSON line: its instance's fields (null outside a run), and for
     ``messages`` or ``events`` its HEAD branch as the model's messages or verbatim events."""
-    line: dict = {
+    line: dict[str, Any] = {
         "instance_id": instance.instance_id if instance else None,
         "run": run,
         "conversation_id": conversation.conversation_id,
@@ -391,7 +398,7 @@ RUN_SUMMARY = "summary"
 
 
 @require_safe
-def run_export(request: HttpRequest, slug: str) -> HttpResponse:
+def run_export(request: HtmxHttpRequest, slug: str) -> StreamingHttpResponse:
     """``/runs/<slug>/export.jsonl?format=summary|messages|events``: streamed, one line an instance."""
     run = get_object_or_404(Run, slug=slug)
     what = valid(RunExportForm, request.GET)["format"]
@@ -419,7 +426,7 @@ def _in_order(pks: list[int], summary: bool) -> list[Conversation]:
 
 
 @require_safe
-def list_export(request: HttpRequest) -> HttpResponse:
+def list_export(request: HtmxHttpRequest) -> StreamingHttpResponse:
     """``/export.jsonl?<the list's query>&format=summary|messages|events``: the conversations
     the list shows, in its order, streamed one line each."""
     form = checked(ConversationExportForm(request.GET))

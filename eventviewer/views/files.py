@@ -8,18 +8,20 @@ branch or the conversation."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from eventviewer.forms import FileDiffForm, FilesForm
 from eventviewer.lookups import get_conversation, get_event, get_leaf, get_page, valid
 from eventviewer.models import Conversation
-from eventviewer.scope import Scope
+from eventviewer.scope import PageScope, SharedScope
 from eventviewer.trajectory import diff, files
 from eventviewer.trajectory.events import Light
+from eventviewer.views import HtmxHttpRequest
 from eventviewer.views.share import shared_view
 
 EDITS_PER_PAGE = 100  # edits whose changes one page shows
@@ -39,13 +41,13 @@ class ForkNote(NamedTuple):
     more: int  # counted, not listed
 
 
-def labelled(conversation: Conversation, events: list) -> list[Listed]:
+def labelled(conversation: Conversation, events: Sequence[Light | files.Ran]) -> list[Listed]:
     """The events with what they ran, read back."""
     data = conversation.payloads(e.pk for e in events)
     return [Listed(e, files.label(data.get(e.pk, {}))) for e in events]
 
 
-def fork_notes(conversation: Conversation, path: list[Light], drift: files.Drift) -> list[ForkNote]:
+def fork_notes(conversation: Conversation, path: Sequence[Light], drift: files.Drift) -> list[ForkNote]:
     """Each fork point with what ran after it: in all, the first LABELLED events listed."""
     on_path = {e.event_id: e for e in path}
     budget = LABELLED
@@ -57,7 +59,7 @@ def fork_notes(conversation: Conversation, path: list[Light], drift: files.Drift
     return notes
 
 
-def files_page(request: HttpRequest, scope: Scope) -> HttpResponse:
+def files_page(request: HtmxHttpRequest, scope: PageScope) -> HttpResponse:
     conversation = scope.conversation
     params = valid(FilesForm, request.GET)
     scope = scope.viewing(params["view"])
@@ -67,7 +69,7 @@ def files_page(request: HttpRequest, scope: Scope) -> HttpResponse:
         path = conversation.read_path(leaf).path
         edits = [e for e in path if e.effect == files.EDIT]
         page = get_page(edits, EDITS_PER_PAGE, params["page"], "this branch's edits fill {pages}.")
-        shown = page.object_list
+        shown = list(page.object_list)
         commands = [e for e in path if e.effect == files.COMMAND]
         budget = diff.Budget(diff.PAGE_SECONDS)
         drift = conversation.workspace_drift(path)
@@ -93,7 +95,7 @@ def files_page(request: HttpRequest, scope: Scope) -> HttpResponse:
     return render(request, "conversations/files.html", context)
 
 
-def diff_download(scope: Scope, params: dict) -> HttpResponse:
+def diff_download(scope: PageScope, params: dict[str, Any]) -> HttpResponse:
     """One change's whole diff (the page shows at most diff.MAX_LINES lines of it): its
     size is the event's, its line matching bounded by diff.DOWNLOAD_SECONDS."""
     conversation = scope.conversation
@@ -111,22 +113,22 @@ def diff_download(scope: Scope, params: dict) -> HttpResponse:
 
 
 @require_GET
-def branch_diff(request: HttpRequest, conversation_id: str) -> HttpResponse:
-    return diff_download(Scope(get_conversation(conversation_id)), valid(FileDiffForm, request.GET))
+def branch_diff(request: HtmxHttpRequest, conversation_id: str) -> HttpResponse:
+    return diff_download(PageScope(get_conversation(conversation_id)), valid(FileDiffForm, request.GET))
 
 
 @require_GET
 @shared_view
-def shared_diff(request: HttpRequest, scope: Scope) -> HttpResponse:
+def shared_diff(request: HtmxHttpRequest, scope: SharedScope) -> HttpResponse:
     return diff_download(scope, valid(FileDiffForm, request.GET))
 
 
 @require_GET
-def branch_files(request: HttpRequest, conversation_id: str) -> HttpResponse:
-    return files_page(request, Scope(get_conversation(conversation_id)))
+def branch_files(request: HtmxHttpRequest, conversation_id: str) -> HttpResponse:
+    return files_page(request, PageScope(get_conversation(conversation_id)))
 
 
 @require_GET
 @shared_view
-def shared_files(request: HttpRequest, scope: Scope) -> HttpResponse:
+def shared_files(request: HtmxHttpRequest, scope: SharedScope) -> HttpResponse:
     return files_page(request, scope)

@@ -8,7 +8,7 @@ from urllib.parse import quote
 
 from eventviewer import search
 from eventviewer.models import Event
-from eventviewer.scope import Scope
+from eventviewer.scope import PageScope
 from eventviewer.trajectory.events import Light
 from eventviewer.trajectory.search import Query, event_text, snippet
 
@@ -25,13 +25,13 @@ class Hit:
         return "".join(piece for piece, _ in self.snippet)
 
 
-def best_hit(scope: Scope, query: Query) -> Hit | None:
+def best_hit(scope: PageScope, query: Query) -> Hit | None:
     """The conversation's best match, for the list's row: its snippet and its link."""
     found = hits_of(scope, query, search.hits(scope.conversation.pk, query, limit=1))
     return found[0] if found else None
 
 
-def hits_of(scope: Scope, query: Query, shown: list[int], leaf: str = "") -> list[Hit]:
+def hits_of(scope: PageScope, query: Query, shown: list[int], leaf: str = "") -> list[Hit]:
     """The events ``shown`` (pks) as hits, each linked on ``leaf``'s branch, or else on the
     branch it opens on."""
     conversation = scope.conversation

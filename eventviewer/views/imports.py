@@ -3,7 +3,9 @@ page follows each upload to its result."""
 
 from __future__ import annotations
 
-from django.http import Http404, HttpRequest, HttpResponse
+from typing import Any
+
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_safe
@@ -13,18 +15,19 @@ from django_htmx.http import HttpResponseClientRedirect
 from eventviewer import tasks
 from eventviewer.forms import UploadForm
 from eventviewer.models import Instance, Upload
+from eventviewer.views import HtmxHttpRequest, is_partial
 
 HEADINGS = {"waiting": "Importing", "running": "Importing", "done": "Imported"}  # else "Import failed:"
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
 @vary_on_headers("HX-Request")
-def import_upload(request: HttpRequest) -> HttpResponse:
+def import_upload(request: HtmxHttpRequest) -> HttpResponse:
     if request.method != "POST":
         return render(request, "imports/import.html", {"form": UploadForm()})
     form = UploadForm(request.POST, request.FILES)
     if not form.is_valid():
-        template = "imports/import.html#form" if request.htmx else "imports/import.html"
+        template = "imports/import.html#form" if is_partial(request) else "imports/import.html"
         return render(request, template, {"form": form}, status=400)
     files = form.cleaned_data["files"]
     upload = Upload.objects.create(
@@ -47,7 +50,7 @@ def import_upload(request: HttpRequest) -> HttpResponse:
 
 @require_safe
 @vary_on_headers("HX-Request")
-def import_progress(request: HttpRequest, upload_id: str) -> HttpResponse:
+def import_progress(request: HtmxHttpRequest, upload_id: str) -> HttpResponse:
     upload = Upload.objects.filter(pk=upload_id).first()
     if upload is None:
         raise Http404("There is no such import.")
@@ -63,12 +66,12 @@ def import_progress(request: HttpRequest, upload_id: str) -> HttpResponse:
         "nothing_new": state == "done" and not any(r["added"] for r in upload.results),
         "stopped": tasks.STOPPED,
     }
-    if request.htmx and not request.htmx.history_restore_request:
+    if is_partial(request):
         return render(request, "imports/progress.html#status", context)
     return render(request, "imports/progress.html", context)
 
 
-def _runs_of(results: list[dict]) -> list[tuple[str, str, int]]:
+def _runs_of(results: list[dict[str, Any]]) -> list[tuple[str, str, int]]:
     """The runs an evaluation output's rows went into: (name, URL, instances imported)."""
     ids = [r["conversation_id"] for r in results]
     found: dict[tuple[str, str], int] = {}

@@ -6,19 +6,21 @@ the page's counts from a fresh copy of the page)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from eventviewer.forms import LiveForm
 from eventviewer.lookups import get_conversation, get_leaf, valid
 from eventviewer.models import Conversation
-from eventviewer.scope import Scope
+from eventviewer.scope import PageScope, SharedScope
 from eventviewer.trajectory.failures import failures
 from eventviewer.trajectory.growth import growth
 from eventviewer.trajectory.window import Span
-from eventviewer.views import turns
+from eventviewer.views import HtmxHttpRequest, turns
 from eventviewer.views.conversations import cached_diagram
 from eventviewer.views.problems import Reasons
 from eventviewer.views.share import shared_view
@@ -27,10 +29,10 @@ from eventviewer.views.share import shared_view
 VERSION_FIELDS = ("id", "conversation_id", "updated_at", "live_until")
 
 
-def live_response(request: HttpRequest, scope: Scope, params: dict) -> HttpResponse:
+def live_response(request: HtmxHttpRequest, scope: PageScope, params: dict[str, Any]) -> HttpResponse:
     conversation = scope.conversation
     scope = scope.viewing(params["view"])
-    context: dict = {"conversation": conversation, "scope": scope}
+    context: dict[str, Any] = {"conversation": conversation, "scope": scope}
     leaf = get_leaf(conversation, params["leaf"])
     shown = params["shown"]
     if leaf is None:
@@ -65,17 +67,17 @@ def live_response(request: HttpRequest, scope: Scope, params: dict) -> HttpRespo
 
 
 @require_safe
-def conversation_live(request: HttpRequest, conversation_id: str) -> HttpResponse:
+def conversation_live(request: HtmxHttpRequest, conversation_id: str) -> HttpResponse:
     params = valid(LiveForm, request.GET)
     found = get_conversation(conversation_id, Conversation.objects.only(*VERSION_FIELDS))
     if params["v"] == found.live_version:
         return HttpResponse(status=204)
-    return live_response(request, Scope(Conversation.objects.get(pk=found.pk)), params)
+    return live_response(request, PageScope(Conversation.objects.get(pk=found.pk)), params)
 
 
 @require_safe
 @shared_view
-def shared_live(request: HttpRequest, scope: Scope) -> HttpResponse:
+def shared_live(request: HtmxHttpRequest, scope: SharedScope) -> HttpResponse:
     params = valid(LiveForm, request.GET)
     if params["v"] == scope.conversation.live_version:
         return HttpResponse(status=204)

@@ -7,18 +7,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import timedelta
 from functools import wraps
+from typing import Any
 
 import orjson
 from django.contrib.auth.decorators import login_not_required
 from django.core.exceptions import BadRequest
 from django.db import transaction
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.utils import timezone
 
 from eventviewer.lookups import get_conversation
 from eventviewer.models import COMMENT_MAX_LENGTH, Comment, Conversation, Event, Label, ShareLink, Verdict
-from eventviewer.scope import Scope, shares
+from eventviewer.scope import Scope, SharedScope, shares
 from eventviewer.trajectory.reviews import AUTHOR_MAX_LENGTH, Note, reviewer_name, threads
+from eventviewer.views import HtmxHttpRequest
 
 COMMENTS_PER_MINUTE = 30  # per share link and per user
 REQUEST_MAX_BYTES = 4 * COMMENT_MAX_LENGTH + 64 * 1024  # the longest body in UTF-8, and the rest
@@ -30,7 +32,7 @@ class Refused(Exception):
         self.status = status
 
 
-def _json(body: dict, status: int = 200) -> HttpResponse:
+def _json(body: dict[str, Any], status: int = 200) -> HttpResponse:
     return HttpResponse(orjson.dumps(body), status=status, content_type="application/json")
 
 
@@ -38,7 +40,7 @@ def _answers_json(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
     """GET or POST; every refusal (a lookup's 400 or 404 too) is JSON naming its reason."""
 
     @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    def wrapper(request: HtmxHttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if request.method not in ("GET", "HEAD", "POST"):
             response = _json({"error": f"{request.method} is not allowed here; use GET or POST"}, status=405)
             response["Allow"] = "GET, HEAD, POST"
@@ -55,7 +57,7 @@ def _answers_json(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
     return wrapper
 
 
-def comment_json(comment: Comment, replies: list[Comment]) -> dict:
+def comment_json(comment: Comment, replies: list[Comment]) -> dict[str, Any]:
     return {
         "id": comment.pk,
         "event_id": comment.event_id,
@@ -70,7 +72,7 @@ def comment_json(comment: Comment, replies: list[Comment]) -> dict:
     }
 
 
-def reviews_json(conversation: Conversation) -> dict:
+def reviews_json(conversation: Conversation) -> dict[str, Any]:
     comments = {c.pk: c for c in conversation.comments.prefetch_related("labels")}
     notes = [Note(c.pk, c.event_id, c.leaf_event_id, c.parent_id, c.resolved) for c in comments.values()]
     return {
@@ -80,7 +82,7 @@ def reviews_json(conversation: Conversation) -> dict:
     }
 
 
-def _text(data: dict, name: str, limit: int, required: bool = False) -> str:
+def _text(data: dict[str, Any], name: str, limit: int, required: bool = False) -> str:
     value = data.get(name, "")
     if value is None:
         value = ""
@@ -93,7 +95,7 @@ def _text(data: dict, name: str, limit: int, required: bool = False) -> str:
     return value
 
 
-def _labels(data: dict) -> list[Label]:
+def _labels(data: dict[str, Any]) -> list[Label]:
     names = data.get("labels", [])
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise Refused(400, "labels: must be a list of label names")
@@ -107,14 +109,15 @@ def _labels(data: dict) -> list[Label]:
 def _check_rate(user_id: int | None, share: ShareLink | None) -> None:
     since = timezone.now() - timedelta(minutes=1)
     recent = Comment.objects.filter(created_at__gte=since)
-    recent = recent.filter(share=share) if share is not None else recent.filter(user_id=user_id)
+    # Without a share link the commenter is logged in: user_id is never None there.
+    recent = recent.filter(share=share) if share is not None else recent.filter(user_id=user_id)  # type: ignore[misc]
     if recent.count() >= COMMENTS_PER_MINUTE:
         who = "share link" if share is not None else "user"
         raise Refused(429, f"Too many comments: at most {COMMENTS_PER_MINUTE} a minute per {who}; wait a minute.")
 
 
 def add_comment(
-    conversation: Conversation, data: dict, author: str, user_id: int | None, share: ShareLink | None
+    conversation: Conversation, data: dict[str, Any], author: str, user_id: int | None, share: ShareLink | None
 ) -> Comment:
     """A new comment from ``data`` (event_id, leaf, body, labels, parent), or Refused
     naming the field that is wrong."""
@@ -160,7 +163,7 @@ def add_comment(
     return comment
 
 
-def _posted(request: HttpRequest) -> dict:
+def _posted(request: HtmxHttpRequest) -> dict[str, Any]:
     if len(request.body) > REQUEST_MAX_BYTES:
         raise Refused(413, f"The request is over {REQUEST_MAX_BYTES:,} bytes.")
     try:
@@ -173,7 +176,7 @@ def _posted(request: HttpRequest) -> dict:
 
 
 def _comments(
-    request: HttpRequest, conversation: Conversation, author: str, user_id: int | None, share: ShareLink | None
+    request: HtmxHttpRequest, conversation: Conversation, author: str, user_id: int | None, share: ShareLink | None
 ) -> HttpResponse:
     if request.method == "POST":
         comment = add_comment(conversation, _posted(request), author, user_id, share)
@@ -182,14 +185,14 @@ def _comments(
 
 
 @_answers_json
-def conversation_comments(request: HttpRequest, conversation_id: str) -> HttpResponse:
+def conversation_comments(request: HtmxHttpRequest, conversation_id: str) -> HttpResponse:
     conversation = get_conversation(conversation_id)
     if request.method == "POST" and not request.user.is_authenticated:
         raise Refused(403, "Log in to comment.")
     return _comments(request, conversation, request.user.get_username(), request.user.pk, None)
 
 
-def shared_scope(token: str, subagent: str | None, commenting: bool) -> Scope:
+def shared_scope(token: str, subagent: str | None, commenting: bool) -> SharedScope:
     """The scope a share link gives a reviewer who comments, or Refused: unknown (404),
     read-only (403), revoked or expired (410); another conversation is a 404."""
     share = ShareLink.objects.select_related("conversation").filter(token=token).first()
@@ -204,14 +207,13 @@ def shared_scope(token: str, subagent: str | None, commenting: bool) -> Scope:
     child = get_conversation(subagent)
     if not shares(share, child):
         raise Http404(f"There is no conversation {child.conversation_id}.")
-    return Scope(child, share, reviewer=True)
+    return SharedScope(child, share, reviewer=True)
 
 
 @login_not_required
 @_answers_json
-def shared_comments(request: HttpRequest, token: str, subagent: str | None = None) -> HttpResponse:
+def shared_comments(request: HtmxHttpRequest, token: str, subagent: str | None = None) -> HttpResponse:
     scope = shared_scope(token, subagent, commenting=True)
-    assert scope.conversation is not None and scope.share is not None
     author = ""
     if request.method == "POST":
         data = _posted(request)
@@ -222,7 +224,7 @@ def shared_comments(request: HttpRequest, token: str, subagent: str | None = Non
 
 
 def set_verdict(
-    conversation: Conversation, data: dict, reviewer: str, user_id: int | None, share: ShareLink | None
+    conversation: Conversation, data: dict[str, Any], reviewer: str, user_id: int | None, share: ShareLink | None
 ) -> Verdict:
     """The reviewer's verdict on the conversation, given or replaced."""
     outcome = data.get("verdict")
@@ -237,7 +239,7 @@ def set_verdict(
     return verdict
 
 
-def verdict_json(verdict: Verdict) -> dict:
+def verdict_json(verdict: Verdict) -> dict[str, Any]:
     return {
         "reviewer": verdict.reviewer,
         "verdict": verdict.outcome,
@@ -247,7 +249,7 @@ def verdict_json(verdict: Verdict) -> dict:
 
 
 @_answers_json
-def conversation_verdict(request: HttpRequest, conversation_id: str) -> HttpResponse:
+def conversation_verdict(request: HtmxHttpRequest, conversation_id: str) -> HttpResponse:
     conversation = get_conversation(conversation_id)
     if request.method != "POST":
         raise Refused(405, "POST a verdict here; GET comments/ lists them")
@@ -260,9 +262,8 @@ def conversation_verdict(request: HttpRequest, conversation_id: str) -> HttpResp
 
 @login_not_required
 @_answers_json
-def shared_verdict(request: HttpRequest, token: str, subagent: str | None = None) -> HttpResponse:
+def shared_verdict(request: HtmxHttpRequest, token: str, subagent: str | None = None) -> HttpResponse:
     scope = shared_scope(token, subagent, commenting=True)
-    assert scope.conversation is not None and scope.share is not None
     if request.method != "POST":
         raise Refused(405, "POST a verdict here; GET comments/ lists them")
     data = _posted(request)

@@ -7,9 +7,9 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.conf import settings
-from django.core.paginator import Paginator
+from django.core.paginator import Page, Paginator
 from django.db.models import Count, F, Q, QuerySet
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils.safestring import mark_safe
@@ -21,6 +21,7 @@ from eventviewer.lookups import checked
 from eventviewer.models import Instance, Run, event_path
 from eventviewer.templatetags.eventviewer import dollars, duration
 from eventviewer.trajectory import charts, patterns, runs
+from eventviewer.views import HtmxHttpRequest, is_partial
 from eventviewer.views.columns import sortable
 
 SHOWN = Q(instances__conversation__deleting=False)  # a conversation being deleted is shown nowhere
@@ -102,7 +103,7 @@ def _links(run: Run, instance_ids: list[str]) -> dict[str, str]:
 
 
 @require_safe
-def run_list(request: HttpRequest) -> HttpResponse:
+def run_list(request: HtmxHttpRequest) -> HttpResponse:
     found = Run.objects.annotate(
         instance_count=Count("instances", filter=SHOWN),
         resolved=Count("instances", filter=SHOWN & Q(instances__outcome=runs.RESOLVED)),
@@ -112,7 +113,7 @@ def run_list(request: HttpRequest) -> HttpResponse:
 
 @require_safe
 @vary_on_headers("HX-Request")
-def run_detail(request: HttpRequest, slug: str) -> HttpResponse:
+def run_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     run = get_object_or_404(Run, slug=slug)
     form = checked(RunForm(request.GET))
     q, outcome = form.cleaned_data["q"].strip(), form.cleaned_data["outcome"]
@@ -157,7 +158,8 @@ def run_detail(request: HttpRequest, slug: str) -> HttpResponse:
         cost=F("conversation__cost"),
         duration=F("conversation__duration"),
     )
-    page = Paginator(rows, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(form.cleaned_data["page"] or 1)
+    # Page[Any]: its object_list is replaced below by the rows it shows, each with its links.
+    page: Page[Any] = Paginator(rows, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(form.cleaned_data["page"] or 1)
     page.object_list = list(page.object_list)
     link = reverse("eventviewer:conversation", args=["-"])
     for row in page.object_list:
@@ -188,7 +190,7 @@ def run_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "charts": [(title, mark_safe(svg)) for title, svg in _charts(shown, form)],
         "others": Run.objects.exclude(pk=run.pk).only("name", "slug"),
     }
-    if request.htmx and not request.htmx.history_restore_request:
+    if is_partial(request):
         return render(request, "runs/detail.html#instances", context)
     return render(request, "runs/detail.html", context)
 
@@ -230,7 +232,7 @@ def outcomes_of(shown: list[Run]) -> dict[int, dict[str, str]]:
     return found
 
 
-def _runs_compare(request: HttpRequest) -> HttpResponse:
+def _runs_compare(request: HtmxHttpRequest) -> HttpResponse:
     """``?runs=a,b,c``: one outcome column per run, the most disagreed-on instances first."""
     params = checked(RunsCompareForm(request.GET)).cleaned_data
     found = {r.slug: r for r in Run.objects.filter(slug__in=params["runs"])}
@@ -241,7 +243,8 @@ def _runs_compare(request: HttpRequest) -> HttpResponse:
     by_run = outcomes_of(shown)
     outcomes = {i: [by_run[r.pk].get(i) for r in shown] for i in sorted(set().union(*by_run.values()))}
     order = runs.by_disagreement(outcomes)
-    page = Paginator(order, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(params["page"] or 1)
+    # Page[Any]: its object_list is replaced below by the rows it shows, each with its links.
+    page: Page[Any] = Paginator(order, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(params["page"] or 1)
     ids = list(page.object_list)
     links: dict[tuple[int, str], str] = {}
     link = reverse("eventviewer:conversation", args=["-"])
@@ -262,14 +265,14 @@ def _runs_compare(request: HttpRequest) -> HttpResponse:
         for i in ids
     ]
     context = {"runs": shown, "page": page, "total": len(order)}
-    if request.htmx and not request.htmx.history_restore_request:
+    if is_partial(request):
         return render(request, "runs/heat.html#heat-table", context)
     return render(request, "runs/heat.html", context)
 
 
 @require_safe
 @vary_on_headers("HX-Request")
-def run_compare(request: HttpRequest) -> HttpResponse:
+def run_compare(request: HtmxHttpRequest) -> HttpResponse:
     if "runs" in request.GET:
         return _runs_compare(request)
     form = checked(RunCompareForm(request.GET))
@@ -284,7 +287,8 @@ def run_compare(request: HttpRequest) -> HttpResponse:
         counts[c] += 1
     wanted = params["change"]
     listed = [i for i, c in found.items() if c == wanted] if wanted else list(found)
-    page = Paginator(listed, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(params["page"] or 1)
+    # Page[Any]: its object_list is replaced below by the rows it shows, each with its links.
+    page: Page[Any] = Paginator(listed, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(params["page"] or 1)
     sides = sides_of(a, b, list(page.object_list))
     both = reverse("eventviewer:compare-conversations")
     rows = []
@@ -324,6 +328,6 @@ def run_compare(request: HttpRequest) -> HttpResponse:
         "paired": len(paired),
         "mcnemar_p": runs.mcnemar_p(paired),
     }
-    if request.htmx and not request.htmx.history_restore_request:
+    if is_partial(request):
         return render(request, "runs/compare.html#instances", context)
     return render(request, "runs/compare.html", context)

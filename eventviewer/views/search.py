@@ -5,9 +5,10 @@ with its snippet and a link to the event on that branch with the words marked.""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.core.exceptions import BadRequest
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
@@ -15,9 +16,10 @@ from eventviewer import search
 from eventviewer.forms import SearchForm
 from eventviewer.lookups import checked, get_conversation, get_leaf, get_page, refused_page
 from eventviewer.models import Conversation, Event
-from eventviewer.scope import Scope
+from eventviewer.scope import PageScope, SharedScope
 from eventviewer.trajectory import kinds
 from eventviewer.trajectory.search import Query
+from eventviewer.views import HtmxHttpRequest
 from eventviewer.views.hits import Hit, hits_of
 from eventviewer.views.share import shared_view
 
@@ -56,7 +58,7 @@ class Results:
 NO_FILTERS = {"q": "", "kind": "", "tool": "", "problems": False, "leaf": "", "branch": "", "page": None, "view": ""}
 
 
-def run_search(scope: Scope, params: dict) -> Results:
+def run_search(scope: PageScope, params: dict[str, Any]) -> Results:
     conversation = scope.conversation
     query = search.parsed(params["q"])
     with search.budget():
@@ -68,11 +70,11 @@ def run_search(scope: Scope, params: dict) -> Results:
     more = len(pks) > search.MAX_HITS
     pks = pks[: search.MAX_HITS]
     page = get_page(pks, PER_PAGE, params["page"], "the results fill {pages}.")
-    hits = hits_of(scope, query, page.object_list, params["leaf"] if params["branch"] == "this" else "")
+    hits = hits_of(scope, query, list(page.object_list), params["leaf"] if params["branch"] == "this" else "")
     return Results(query, len(pks), more, page.number, page.paginator.num_pages, hits)
 
 
-def search_page(request: HttpRequest, scope: Scope) -> HttpResponse:
+def search_page(request: HtmxHttpRequest, scope: PageScope) -> HttpResponse:
     """The search page; a search it refuses (a bad query or filter) is said on it, next to
     the box holding what was typed, with status 400."""
     conversation = scope.conversation
@@ -108,11 +110,11 @@ def search_page(request: HttpRequest, scope: Scope) -> HttpResponse:
 
 
 @require_safe
-def conversation_search(request: HttpRequest, conversation_id: str) -> HttpResponse:
-    return search_page(request, Scope(get_conversation(conversation_id)))
+def conversation_search(request: HtmxHttpRequest, conversation_id: str) -> HttpResponse:
+    return search_page(request, PageScope(get_conversation(conversation_id)))
 
 
 @require_safe
 @shared_view
-def shared_search(request: HttpRequest, scope: Scope) -> HttpResponse:
+def shared_search(request: HtmxHttpRequest, scope: SharedScope) -> HttpResponse:
     return search_page(request, scope)

@@ -4,7 +4,7 @@ the favicon."""
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_not_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.template import loader
 from django.templatetags.static import static
@@ -13,6 +13,7 @@ from django.views.decorators.http import require_safe
 
 from eventviewer.models import ShareLink
 from eventviewer.scope import Scope
+from eventviewer.views import HtmxHttpRequest
 
 ERRORS = {
     400: ("Bad request", "That request did not make sense."),
@@ -21,7 +22,7 @@ ERRORS = {
 }
 
 
-def _error_page(request: HttpRequest, exception: Exception | None, status: int) -> HttpResponse:
+def _error_page(request: HtmxHttpRequest, exception: Exception | None, status: int) -> HttpResponse:
     """The message is the exception's only when it is one of ours, written for the user
     (BadRequest, PermissionDenied, Http404 with a text); never the URL resolver's internals."""
     title, message = ERRORS[status]
@@ -32,7 +33,7 @@ def _error_page(request: HttpRequest, exception: Exception | None, status: int) 
     return render(request, "error.html", context, status=status)
 
 
-def _scope_of(request: HttpRequest) -> Scope | None:
+def _scope_of(request: HtmxHttpRequest) -> Scope | None:
     """A reviewer's scope for errors under /s/<token>/: their way back is the shared view
     (when the link still works), never the list they cannot open."""
     parts = request.path_info.split("/")
@@ -42,24 +43,24 @@ def _scope_of(request: HttpRequest) -> Scope | None:
     return Scope.shared(share) if share is not None and share.is_active else Scope(None, reviewer=True)
 
 
-def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+def bad_request(request: HtmxHttpRequest, exception: Exception) -> HttpResponse:
     return _error_page(request, exception, 400)
 
 
-def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
+def permission_denied(request: HtmxHttpRequest, exception: Exception) -> HttpResponse:
     return _error_page(request, exception, 403)
 
 
-def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+def page_not_found(request: HtmxHttpRequest, exception: Exception) -> HttpResponse:
     return _error_page(request, exception, 404)
 
 
-def server_error(request: HttpRequest) -> HttpResponse:
+def server_error(request: HtmxHttpRequest) -> HttpResponse:
     # Nothing that could fail again: no context processors, no database.
     return HttpResponse(loader.get_template("500.html").render(), status=500)
 
 
 @require_safe
 @login_not_required
-def favicon(request: HttpRequest) -> HttpResponse:
+def favicon(request: HtmxHttpRequest) -> HttpResponse:
     return redirect(static("eventviewer/favicon.svg"), permanent=True)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from django.http import Http404
 
 from eventviewer.lookups import GONE
-from eventviewer.models import Conversation, TurnUsage
+from eventviewer.models import Conversation, Event, TurnUsage
 from eventviewer.trajectory import kinds
 from eventviewer.trajectory.cards import Card
 from eventviewer.trajectory.events import Light
@@ -90,7 +90,7 @@ def build_rows(
     reading: Reading,
     turns: Sequence[Turn],
     span: Span | PartSpan,
-    leaf: Light,
+    leaf: Light | Event,
     reasons: Reasons,
     failing: Failures | None = None,
 ) -> list[TurnRow]:

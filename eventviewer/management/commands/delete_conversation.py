@@ -1,3 +1,5 @@
+from typing import Any
+
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from eventviewer.models import Conversation
@@ -14,7 +16,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("ids", nargs="+", metavar="ID")
 
-    def handle(self, *args, ids: list[str], **options) -> None:
+    def handle(self, *args: Any, ids: list[str], **options: Any) -> None:
         conversations = []
         for raw in ids:
             conversation_id = normalize_conversation_id(raw)

@@ -6,7 +6,7 @@ import orjson
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Q
 
-from eventviewer.models import Comment, ConversationLabel, Run, Verdict
+from eventviewer.models import Comment, Conversation, ConversationLabel, Run, Verdict
 
 FIELDS = [
     "type",
@@ -36,7 +36,7 @@ class Command(BaseCommand):
         parser.add_argument("--run", metavar="NAME", help="only this run's instances (its name or slug)")
         parser.add_argument("--format", choices=["jsonl", "csv"], default="jsonl")
 
-    def handle(self, *args, run: str | None, format: str, **options) -> None:
+    def handle(self, *args: Any, run: str | None, format: str, **options: Any) -> None:
         where = Q()
         if run:
             found = Run.objects.filter(Q(name=run) | Q(slug=run)).first()
@@ -54,7 +54,7 @@ class Command(BaseCommand):
                 self.stdout.write(orjson.dumps(row).decode())
 
     def _rows(self, where: Q) -> Iterator[dict[str, Any]]:
-        def base(kind: str, conversation) -> dict[str, Any]:
+        def base(kind: str, conversation: Conversation) -> dict[str, Any]:
             instance = getattr(conversation, "instance", None)
             return {
                 **dict.fromkeys(FIELDS, ""),

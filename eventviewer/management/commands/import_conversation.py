@@ -1,5 +1,6 @@
 import sys
 from pathlib import Path
+from typing import Any, TextIO
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
@@ -30,9 +31,9 @@ class Command(BaseCommand):
             "--base-url", default="http://127.0.0.1:8000", help="printed in front of each conversation's URL"
         )
 
-    def handle(self, *args, paths: list[str], base_url: str, run: str | None = None, **options) -> None:
+    def handle(self, *args: Any, paths: list[str], base_url: str, run: str | None = None, **options: Any) -> None:
         progress = Progress()
-        terminal = self.stderr._out if hasattr(self.stderr, "_out") else sys.stderr
+        terminal: TextIO = getattr(self.stderr, "_out", sys.stderr)  # the stream under the wrapper
         shown = terminal.isatty()
 
         def show() -> None:

@@ -1,12 +1,13 @@
 import os
 import signal
 import threading
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from eventviewer.imports.agentserver import AgentServer, Gone, OverLimit, ServerError, described, sync
 from eventviewer.imports.follow import Follow, listed
-from eventviewer.imports.importer import ImportFailed
+from eventviewer.imports.importer import Imported, ImportFailed
 from eventviewer.models import Conversation
 from eventviewer.trajectory.ids import normalize_conversation_id
 
@@ -33,7 +34,9 @@ class Command(BaseCommand):
             "--base-url", default="http://127.0.0.1:8000", help="printed in front of each conversation's URL"
         )
 
-    def handle(self, *args, server: str, api_key: str, conversation: list[str], follow: bool, **options) -> None:
+    def handle(
+        self, *args: Any, server: str, api_key: str, conversation: list[str], follow: bool, **options: Any
+    ) -> None:
         self.base_url = options["base_url"].rstrip("/")
         self.lock = threading.Lock()
         try:
@@ -74,7 +77,7 @@ class Command(BaseCommand):
         if failed:
             raise CommandError(f"{failed} conversation{'s' if failed != 1 else ''} could not be stored")
 
-    def line(self, imported, conversation_id: str) -> str:
+    def line(self, imported: Imported | None, conversation_id: str) -> str:
         url = f"{self.base_url}/c/{conversation_id}/"
         return f"{'synced' if imported else 'unchanged'} {described(imported, conversation_id)}  {url}"
 

@@ -1,6 +1,7 @@
 import signal
 import threading
 from pathlib import Path
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
@@ -22,7 +23,7 @@ class Command(BaseCommand):
             "--base-url", default="http://127.0.0.1:8000", help="printed in front of each conversation's URL"
         )
 
-    def handle(self, *args, path: str, base_url: str, **options) -> None:
+    def handle(self, *args: Any, path: str, base_url: str, **options: Any) -> None:
         stop = options.get("stop") or threading.Event()
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -1,5 +1,7 @@
 import logging
 import time
+from argparse import ArgumentParser
+from typing import Any
 
 from django.db import OperationalError, connection
 from django_tasks_db.management.commands.db_worker import Command as DatabaseWorker
@@ -33,13 +35,13 @@ class Command(DatabaseWorker):
         "import holds the write lock until it commits) instead of exiting."
     )
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: ArgumentParser) -> None:
         super().add_arguments(parser)
         # The reloader runs the worker in a child process, which a signal to the
         # parent would leave running: off unless asked for, even with DEBUG on.
         parser.set_defaults(reload=False)
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         _reap()
         with ticking(REAP_EVERY, _reap):
             while True:

@@ -18,10 +18,13 @@ MAX_KEPT_SIBLINGS = 16  # when folding, more side branches than this side by sid
 MIN_NODES = 24  # below this the must-keep nodes (roots, selection, HEAD, their folds) may not fit
 
 
-class PathEvent(Protocol):
-    event_id: str
-    kind: str
-    depth: int
+class PathEvent(Protocol):  # read-only, so that a Light (a NamedTuple) is one
+    @property
+    def event_id(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def depth(self) -> int | None: ...
 
 
 @dataclass(eq=False, slots=True)
