@@ -13,7 +13,6 @@ from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from typing import Any, NamedTuple
-from urllib.parse import quote, urlencode
 
 import lz4.block
 import orjson
@@ -25,6 +24,7 @@ from django.http import Http404
 from django.urls import reverse
 from django.utils import timezone
 
+from eventviewer.scope import event_path
 from eventviewer.trajectory import failures, files, kinds, masking, naming, patterns, runs, serverstate
 from eventviewer.trajectory.cards import Card
 from eventviewer.trajectory.diff import Budget
@@ -45,28 +45,9 @@ from eventviewer.trajectory.tree import ANCHOR_SPACING
 from eventviewer.trajectory.usage import Usage, total_of
 from eventviewer.trajectory.view import Condensed
 
-
-def event_path(event_id: str, leaf: str | None = None) -> str:
-    """An event page's path below its conversation's (or share link's) URL, with the
-    branch to go back to. An id that a browser would read as a dot segment ("." or
-    "..") and drop goes in the query."""
-    query = {"id": event_id} if event_id in (".", "..") else {}
-    path = "events/" if query else f"events/{quote(event_id, safe='')}/"
-    if leaf:
-        query["leaf"] = leaf
-    return path + (f"?{urlencode(query)}" if query else "")
-
-
 PAYLOAD_CHUNK = 500  # payloads read per query
 DRIFT_LISTED = 20  # events that ran on other branches listed (and kept) per fork point; all are counted
 RUN_END_ERRORS_READ = 100  # tree events after HEAD read to find the conversation errors that ended its run
-
-
-def raw_path(event_id: str) -> str:
-    """An event's stored JSON as a download, below its conversation's (or share link's) URL."""
-    if event_id in (".", ".."):
-        return f"events/raw.json?{urlencode({'id': event_id})}"
-    return f"events/{quote(event_id, safe='')}/raw.json"
 
 
 DELETE_BATCH = 2000  # events deleted per transaction

@@ -93,7 +93,7 @@ def _branch_through(conversation: Conversation, event: Event) -> str:
 
 def event_id_of(request: HttpRequest, event_id: str | None) -> str:
     """The event of an event page: in its path, or for "." and ".." in ``?id=``
-    (see models.event_path)."""
+    (see scope.event_path)."""
     return event_id if event_id is not None else request.GET.get("id", "")
 
 
