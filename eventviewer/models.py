@@ -24,6 +24,8 @@ from django.http import Http404
 from django.urls import reverse
 from django.utils import timezone
 
+from eventviewer import branch_queries
+from eventviewer.branch_queries import LIGHT_COLUMNS, columns_of, light_row
 from eventviewer.scope import event_path
 from eventviewer.trajectory import failures, files, kinds, masking, naming, patterns, runs, serverstate
 from eventviewer.trajectory.cards import Card
@@ -414,7 +416,7 @@ class Conversation(models.Model):
         if wanted and len(wanted) * 2 * ANCHOR_SPACING < depth - min(wanted):
             branch.update(Event.objects.at_depths(leaf, wanted))  # a few, far up a long branch
         elif wanted:
-            branch.update(Event.objects.ancestors(leaf, min(wanted)))
+            branch.update(branch_queries.ancestors(Event._meta.db_table, leaf, min(wanted)))
         path = sorted((e for e in above if branch.get(e.depth) == e.pk), key=lambda e: e.depth or 0)
         on_path = {e.event_id for e in path}
         elsewhere = {e.event_id for e in found if e.kind == kinds.ACTION and e.event_id not in on_path}
@@ -666,24 +668,6 @@ def _cached(key: str, compute: Callable[[], Any]) -> Any:
     return found
 
 
-def columns_of(row_type: type[NamedTuple]) -> tuple[str, ...]:
-    """The Event columns that hold a row type's fields (Light's, or a part of them), in its order."""
-    return tuple({"pk": "id", "parent_pk": "parent_id"}.get(name, name) for name in row_type._fields)
-
-
-LIGHT_COLUMNS = columns_of(Light)
-_FLAGS = [i for i, name in enumerate(Light._fields) if isinstance(Light._field_defaults.get(name), bool)]
-
-
-def light_row(row: tuple) -> Light:
-    """A Light from the LIGHT_COLUMNS of a database row (SQLite returns flags as 0/1)."""
-    if type(row[_FLAGS[0]]) is not bool:
-        row = list(row)
-        for i in _FLAGS:
-            row[i] = bool(row[i])
-    return Light._make(row)
-
-
 class EventQuerySet(models.QuerySet):
     def light(self) -> EventQuerySet:
         return self.only("conversation_id", *LIGHT_COLUMNS)
@@ -693,87 +677,16 @@ class EventQuerySet(models.QuerySet):
         branch does with them."""
         return [light_row(row) for row in self.values_list(*LIGHT_COLUMNS)]
 
-    def ancestors(self, leaf: Event, down_to: int) -> dict[int, int]:
-        """The pks of ``leaf`` and its ancestors down to depth ``down_to``, by depth: one
-        recursive query, as long as the distance (see ``path_to``)."""
-        table = Event._meta.db_table
-        sql = f"""
-            WITH RECURSIVE chain(id, depth) AS (
-                SELECT id, depth FROM {table} WHERE id = %s
-                UNION ALL
-                SELECT p.parent_id, chain.depth - 1 FROM {table} p JOIN chain ON p.id = chain.id
-                WHERE p.parent_id IS NOT NULL AND chain.depth > %s
-            )
-            SELECT depth, id FROM chain
-        """
-        with connection.cursor() as cursor:
-            cursor.execute(sql, [leaf.pk, down_to])
-            return dict(cursor.fetchall())
-
+    # The recursive queries of a branch (eventviewer.branch_queries), on the manager
+    # where the views ask for them.
     def on_branch(self, leaf: Light | Event, start: int, stop: int) -> list[Light]:
-        """The events at depths ``start`` to ``stop - 1`` of the branch ending at ``leaf``,
-        root first, without reading the rest of the branch: one recursive query hops from
-        anchor to anchor down to the last wanted depth, then walks parents (fewer than
-        ANCHOR_SPACING steps, plus the events wanted). Where an anchor is not known it
-        walks parents all the way, like ``path_to``."""
-        depth = leaf.depth or 0
-        last = min(stop - 1, depth)
-        if start > last:
-            return []
-        table = Event._meta.db_table
-        columns = ", ".join(f"e.{connection.ops.quote_name(c)}" for c in LIGHT_COLUMNS)
-        k = ANCHOR_SPACING
-        hop = f"(e.anchor IS NOT NULL AND ((chain.depth - 1) / {k}) * {k} >= %s)"
-        sql = f"""
-            WITH RECURSIVE chain(id, depth) AS (
-                SELECT id, depth FROM {table} WHERE id = %s
-                UNION ALL
-                SELECT CASE WHEN {hop} THEN e.anchor ELSE e.parent_id END,
-                       CASE WHEN {hop} THEN ((chain.depth - 1) / {k}) * {k} ELSE chain.depth - 1 END
-                FROM {table} e JOIN chain ON e.id = chain.id
-                WHERE e.parent_id IS NOT NULL AND chain.depth > %s
-            )
-            SELECT {columns} FROM chain JOIN {table} e ON e.id = chain.id
-            WHERE chain.depth <= %s ORDER BY chain.depth
-        """
-        with connection.cursor() as cursor:
-            cursor.execute(sql, [leaf.pk, last, last, start, last])
-            rows = [light_row(row) for row in cursor.fetchall()]
-        return rows
+        return branch_queries.on_branch(self.model._meta.db_table, leaf, start, stop)
 
     def at_depths(self, leaf: Light | Event, depths: Iterable[int]) -> dict[int, int]:
-        """The pks of the events at these depths of the branch ending at ``leaf``, by depth
-        (one ``on_branch`` query each, from the one found just below)."""
-        found: dict[int, int] = {}
-        current: Light | Event = leaf
-        for depth in sorted({d for d in depths if 0 <= d <= (leaf.depth or 0)}, reverse=True):
-            at = self.on_branch(current, depth, depth + 1)
-            if not at:
-                break
-            found[depth] = at[0].pk
-            current = at[0]
-        return found
+        return branch_queries.at_depths(self.model._meta.db_table, leaf, depths)
 
     def path_to(self, leaf: Event) -> list[Light]:
-        """The root-first path to ``leaf`` in one recursive query, O(depth): the rest
-        of the conversation is never read, nor any payload."""
-        table = Event._meta.db_table
-        columns = ", ".join(f"e.{connection.ops.quote_name(c)}" for c in LIGHT_COLUMNS)
-        # Raw SQL: the ORM has no recursive query, and walking the parents one query
-        # at a time would cost a round trip per event.
-        sql = f"""
-            WITH RECURSIVE chain(id, n) AS (
-                SELECT id, 0 FROM {table} WHERE id = %s
-                UNION ALL
-                SELECT p.parent_id, chain.n + 1 FROM {table} p JOIN chain ON p.id = chain.id
-                WHERE p.parent_id IS NOT NULL AND chain.n <= %s
-            )
-            SELECT {columns} FROM chain JOIN {table} e ON e.id = chain.id ORDER BY chain.n DESC
-        """
-        with connection.cursor() as cursor:
-            cursor.execute(sql, [leaf.pk, leaf.depth or 0])
-            rows = cursor.fetchall()
-        return [light_row(row) for row in rows]
+        return branch_queries.path_to(self.model._meta.db_table, leaf)
 
 
 class Event(models.Model):
