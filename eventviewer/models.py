@@ -1,12 +1,10 @@
 from __future__ import annotations
 
 import secrets
-import threading
 import time
 import uuid
 from array import array
 from bisect import bisect_left
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields
 from datetime import datetime
@@ -24,7 +22,7 @@ from django.http import Http404
 from django.urls import reverse
 from django.utils import timezone
 
-from eventviewer import branch_queries
+from eventviewer import branch_queries, caches
 from eventviewer.branch_queries import LIGHT_COLUMNS, columns_of, light_row
 from eventviewer.scope import event_path
 from eventviewer.trajectory import failures, files, kinds, masking, naming, patterns, runs, serverstate
@@ -306,7 +304,7 @@ class Conversation(models.Model):
         leaves = [node["id"] for node in self.skeleton.get("nodes", []) if node["leaf"]]
         if leaves == [self.skeleton.get("head")]:
             return {leaves[0]: LeafProblems(self.pending_count, self.mismatch_count)}
-        return _cached(f"leaf-problems:{self.pk}:{self.updated_at.timestamp()}", self._count_leaf_problems)
+        return caches.cached(f"leaf-problems:{self.pk}:{self.updated_at.timestamp()}", self._count_leaf_problems)
 
     def _count_leaf_problems(self) -> dict[str, LeafProblems]:
         rows = self.events.filter(depth__isnull=False).values_list(*columns_of(Identity)).order_by()
@@ -367,23 +365,10 @@ class Conversation(models.Model):
                 Conversation.objects.filter(pk=conversation.pk).delete()
         return deleted
 
-    def branch_memo(self, leaf_pk: int, name: str, compute: Callable[[], Any]) -> Any:
-        """What ``compute`` returns about the branch ending at ``leaf_pk``, kept per process
-        for the few branches read last. A branch's reading (and what is derived from it)
-        changes only with an import or a HEAD change (``updated_at``), and reading it again
-        costs more than the rest of a page; kept as objects, not pickled into the cache."""
-        key = (self.pk, self.updated_at, leaf_pk)
-        memo = _BRANCHES.get(key)
-        if memo is not None and name in memo:
-            return memo[name]
-        value = compute()
-        _BRANCHES.setdefault(key, {})[name] = value
-        return value
-
     def read_path(self, leaf: Event) -> Reading:
         """The branch ending at ``leaf``: path, turns, pending and mismatched."""
         if (leaf.depth or 0) < BRANCH_KEPT_EVENTS:
-            return self.branch_memo(leaf.pk, "reading", lambda: self._read_path(leaf))
+            return caches.branch_memo(self, leaf.pk, "reading", lambda: self._read_path(leaf))
         return self._read_path(leaf)
 
     def _read_path(self, leaf: Event) -> Reading:
@@ -489,7 +474,7 @@ class Conversation(models.Model):
         failures are rare, so all of the conversation's are read and those kept whose
         parent is on the path."""
         on_path = {e.pk for e in path}
-        rows = _cached(f"side-failures:{self.pk}:{self.updated_at.timestamp()}", self._dead_end_side_failures)
+        rows = caches.cached(f"side-failures:{self.pk}:{self.updated_at.timestamp()}", self._dead_end_side_failures)
         return [r for r in rows if r.parent_pk in on_path and r.pk not in on_path]
 
     def run_end_errors(self, leaf: Light) -> list[Light]:
@@ -536,11 +521,7 @@ class Conversation(models.Model):
         Raises Http404 when one is gone (the conversation deleted meanwhile)."""
         memo: dict[int, Card] = self.__dict__.setdefault("_cards", {})
         wanted = [pk for pk in set(pks) if pk not in memo]
-        key = (self.pk, self.updated_at)
-        for pk in wanted:
-            card = _CARDS.get((*key, pk))
-            if card is not None:
-                memo[pk] = card
+        memo.update(caches.kept_cards(self, wanted))
         wanted = [pk for pk in wanted if pk not in memo]
         built: dict[int, Card] = {}
         for start in range(0, len(wanted), PAYLOAD_CHUNK):
@@ -551,7 +532,7 @@ class Conversation(models.Model):
         if len(built) < len(wanted):
             raise Http404("This conversation is being deleted.")
         memo.update(built)
-        _CARDS.update(((*key, pk), card) for pk, card in built.items())
+        caches.keep_cards(self, built)
         return memo
 
     def payloads(self, pks: Iterable[int]) -> dict[int, Any]:
@@ -579,14 +560,14 @@ class Conversation(models.Model):
         version = f"{self.pk}:{self.updated_at.timestamp()}"
 
         def compute() -> files.Drift:
-            ran = _cached(f"ran:{version}", self._ran)
+            ran = caches.cached(f"ran:{version}", self._ran)
             on_path = {e.pk for e in path}
             if not any(r.pk not in on_path for r in ran):
                 return files.Drift()
-            parents = _cached(f"parents:{version}", self._parents)
+            parents = caches.cached(f"parents:{version}", self._parents)
             return files.drift(path, ran, parents, {e.pk: e.timestamp for e in path}, keep=DRIFT_LISTED)
 
-        return self.branch_memo(path[-1].pk, "drift", compute)
+        return caches.branch_memo(self, path[-1].pk, "drift", compute)
 
     def _ran(self) -> list[files.Ran]:
         columns = ("event_id", "pk", "parent_id", "effect", "timestamp")
@@ -597,7 +578,7 @@ class Conversation(models.Model):
         result on it opens (see ``search.branch_leaves``). The whole map is kept per process
         until the next import, as two arrays: the cache copies what it hands out."""
         key = f"leaves:{self.pk}:{self.updated_at.timestamp()}:{self.head_id}"
-        keys, leaves = _cached(key, self._search_leaves)
+        keys, leaves = caches.cached(key, self._search_leaves)
         found = {}
         for pk in pks:
             at = bisect_left(keys, pk)
@@ -614,58 +595,6 @@ class Conversation(models.Model):
 
     def _parents(self) -> dict[int, int | None]:
         return dict(self.events.filter(depth__isnull=False).values_list("pk", "parent_id"))
-
-
-class _Kept:
-    """What a process keeps of its last pages, at most ``limit()`` entries: the least
-    recently used go first. Threads (a server's workers) share it."""
-
-    def __init__(self, limit: Callable[[], int]) -> None:
-        self._items: OrderedDict[tuple, Any] = OrderedDict()
-        self._lock = threading.Lock()
-        self._limit = limit
-
-    def get(self, key: tuple) -> Any:
-        with self._lock:
-            value = self._items.get(key)
-            if value is not None:
-                self._items.move_to_end(key)
-            return value
-
-    def setdefault(self, key: tuple, default: Any) -> Any:
-        with self._lock:
-            value = self._items.setdefault(key, default)
-            self._items.move_to_end(key)
-            self._trim()
-            return value
-
-    def update(self, pairs: Iterable[tuple[tuple, Any]]) -> None:
-        with self._lock:
-            self._items.update(pairs)
-            self._trim()
-
-    def _trim(self) -> None:
-        while len(self._items) > self._limit():
-            self._items.popitem(last=False)
-
-
-# The readings of the branches read last (``branch_memo``).
-_BRANCHES = _Kept(lambda: settings.EVENTVIEWER_BRANCHES_KEPT)
-# The cards of the events shown lately: an event's card comes from its JSON alone, which
-# never changes once imported, so a page of a branch already shown builds none again. By
-# conversation, its updated_at and the event's pk (SQLite hands a deleted conversation's
-# event pks out again).
-CARDS_KEPT = 2000
-_CARDS = _Kept(lambda: CARDS_KEPT)
-
-
-def _cached(key: str, compute: Callable[[], Any]) -> Any:
-    """What ``compute`` returns, kept per process: for facts that change only with an import."""
-    found = cache.get(key)
-    if found is None:
-        found = compute()
-        cache.set(key, found, settings.EVENTVIEWER_DIAGRAM_CACHE_SECONDS)
-    return found
 
 
 class EventQuerySet(models.QuerySet):
