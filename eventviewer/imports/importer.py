@@ -22,6 +22,7 @@ from types import ModuleType
 from typing import Any, NamedTuple
 
 import orjson
+from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
@@ -29,8 +30,9 @@ from django.utils import timezone
 from eventviewer import search
 from eventviewer.imports import reviews, writers
 from eventviewer.imports.formats import Row
+from eventviewer.imports.packing import pack, unpack
 from eventviewer.imports.progress import Progress
-from eventviewer.imports.sources import ConversationSource, Parsed, SourceError, find_conversations
+from eventviewer.imports.sources import ConversationSource, Limits, Parsed, SourceError, find_conversations
 from eventviewer.imports.writers import EventRow, PayloadRow, TextRow
 from eventviewer.models import (
     LIGHT_COLUMNS,
@@ -43,8 +45,6 @@ from eventviewer.models import (
     Run,
     TurnUsage,
     light_row,
-    pack,
-    unpack,
 )
 from eventviewer.trajectory import kinds, usage
 from eventviewer.trajectory.events import Light
@@ -98,7 +98,7 @@ def import_paths(
     sources: list[ConversationSource] = []
     for path, label in paths:
         try:
-            sources.extend(find_conversations(path, label, run))
+            sources.extend(find_conversations(path, label, run, limits=Limits.of(settings)))
         except SourceError as e:
             problems.append(str(e))
     if problems:
@@ -305,7 +305,7 @@ def _import(source: ConversationSource, progress: Progress, writes: ModuleType) 
         # (A new row is this transaction's until it commits; SQLite has one writer at a time.)
         conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
     writer = _Writer(conversation, writes, new=created, expected=source.expected, where_of=source.where_of)
-    writer.consume(source.parsed(), progress, source.event_files)
+    writer.consume(source.parsed(terms=writes.INDEX_TERMS), progress, source.event_files)
     if writer.problems:
         raise ImportFailed(writer.problems)
     try:

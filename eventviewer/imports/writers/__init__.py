@@ -5,7 +5,8 @@ Building model instances and compiling an INSERT per batch cost more than parsin
 events themselves: the importer hands each batch over as plain rows, in the order of
 the columns below, and the database's module writes them its fastest way. Each module
 has the same four functions: ``prepare`` (before an import), ``insert`` (a batch, on
-the importer's writer thread), ``reserve_ids`` and ``finish`` (after an import)."""
+the importer's writer thread), ``reserve_ids`` and ``finish`` (after an import), and
+``INDEX_TERMS``: whether parsing makes each event's index words for ``insert``."""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ from eventviewer import search
 from eventviewer.imports.writers import EVENT_COLUMNS, PAYLOAD_COLUMNS, Batch
 from eventviewer.models import Event, EventPayload
 
+INDEX_TERMS = True  # the index takes each event's words ready-made (a tsvector), made while parsing
 ANALYZE_FROM = 1000  # events added by an import from which PostgreSQL's statistics are refreshed
 
 _TYPES: dict[str, dict[str, int]] = {}  # table -> column -> PostgreSQL type, once per process
