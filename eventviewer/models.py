@@ -61,6 +61,18 @@ def read_whole(leaf: Event | Light) -> bool:
     return (leaf.depth or 0) < settings.EVENTVIEWER_FULL_READ_MAX
 
 
+class Described(NamedTuple):
+    """What the skeleton shows of a kept event (``Conversation._describe_kept``)."""
+
+    pk: int
+    event_id: str
+    timestamp: str
+    summary: str
+    kind: str
+    source: str
+    tool_name: str
+
+
 class HeadBranch(NamedTuple):
     leaf: str  # the HEAD event's id
     length: int  # events on the branch
@@ -269,19 +281,21 @@ class Conversation(models.Model):
         ends = {node["run"][end] for node in skeleton["nodes"] if node["run"] for end in ("first", "last")}
         labels: dict[str, str] = {}
         ids = list(kept.keys() | ends)
-        columns = ("pk", "event_id", "timestamp", "summary", "kind", "source", "tool_name")
+        columns = columns_of(Described)
         for start in range(0, len(ids), 500):
-            rows = list(self.events.filter(event_id__in=ids[start : start + 500]).values_list(*columns))
-            actions = [pk for pk, _, _, _, kind, _, _ in rows if kind == kinds.ACTION]
+            chunk = self.events.filter(event_id__in=ids[start : start + 500]).values_list(*columns)
+            rows = [Described._make(row) for row in chunk]
+            actions = [row.pk for row in rows if row.kind == kinds.ACTION]
             commands = {}
             if actions:
                 for pk, packed in EventPayload.objects.filter(pk__in=actions).values_list("pk", "packed"):
                     commands[pk] = kinds.card_for(orjson.loads(unpack(packed))).command
-            for pk, eid, timestamp, summary, kind, source, tool_name in rows:
-                summary = one_line(summary, SUMMARY_LENGTH)
-                labels[eid] = event_label(kind, source, tool_name, summary, one_line(commands.get(pk, ""), 200))
-                if eid in kept:
-                    kept[eid].update(timestamp=timestamp, summary=summary, label=labels[eid])
+            for row in rows:
+                summary = one_line(row.summary, SUMMARY_LENGTH)
+                command = one_line(commands.get(row.pk, ""), 200)
+                labels[row.event_id] = event_label(row.kind, row.source, row.tool_name, summary, command)
+                if row.event_id in kept:
+                    kept[row.event_id].update(timestamp=row.timestamp, summary=summary, label=labels[row.event_id])
         for node in skeleton["nodes"]:
             if node["run"]:
                 node["run"]["first_label"] = labels.get(node["run"]["first"], "")

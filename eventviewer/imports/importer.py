@@ -28,6 +28,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from eventviewer import search
+from eventviewer.branch_queries import LIGHT_COLUMNS, light_row
 from eventviewer.imports import reviews, writers
 from eventviewer.imports.formats import Row
 from eventviewer.imports.packing import pack, unpack
@@ -35,7 +36,6 @@ from eventviewer.imports.progress import Progress
 from eventviewer.imports.sources import ConversationSource, Limits, Parsed, SourceError, find_conversations
 from eventviewer.imports.writers import EventRow, PayloadRow, TextRow
 from eventviewer.models import (
-    LIGHT_COLUMNS,
     Conversation,
     ConversationState,
     Event,
@@ -44,7 +44,6 @@ from eventviewer.models import (
     Instance,
     Run,
     TurnUsage,
-    light_row,
 )
 from eventviewer.trajectory import kinds, usage
 from eventviewer.trajectory.events import Light
