@@ -10,12 +10,31 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Self
+from typing import TYPE_CHECKING, Self
 from urllib.parse import quote, urlencode
 
-from eventviewer.models import Conversation, ShareLink, event_path, raw_path
+if TYPE_CHECKING:  # models builds its events' URLs with event_path
+    from eventviewer.models import Conversation, ShareLink
 
 MAX_NESTING = 20  # sub-agents of sub-agents: as deep as a share link follows them
+
+
+def event_path(event_id: str, leaf: str | None = None) -> str:
+    """An event page's path below its conversation's (or share link's) URL, with the
+    branch to go back to. An id that a browser would read as a dot segment ("." or
+    "..") and drop goes in the query."""
+    query = {"id": event_id} if event_id in (".", "..") else {}
+    path = "events/" if query else f"events/{quote(event_id, safe='')}/"
+    if leaf:
+        query["leaf"] = leaf
+    return path + (f"?{urlencode(query)}" if query else "")
+
+
+def raw_path(event_id: str) -> str:
+    """An event's stored JSON as a download, below its conversation's (or share link's) URL."""
+    if event_id in (".", ".."):
+        return f"events/raw.json?{urlencode({'id': event_id})}"
+    return f"events/{quote(event_id, safe='')}/raw.json"
 
 
 def shares(share: ShareLink, conversation: Conversation) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -193,7 +193,7 @@ class Runs:
         self.full = []
 
 
-def insert(db: Any, cursor: Any, rows: list[tuple[int, int, str, str]], runs: Runs | None = None) -> None:
+def insert(db: Any, cursor: Any, rows: Sequence[tuple[int, int, str, str]], runs: Runs | None = None) -> None:
     """Index (event pk, conversation pk, text, words) rows, on the import's raw cursor.
     ``words``: the text's as PostgreSQL's index holds them (``tsvector``), made by the
     parser worker; "" to make them here (and on SQLite, whose FTS5 splits the text).

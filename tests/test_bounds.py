@@ -165,8 +165,9 @@ def test_a_big_json_array_is_read_in_bounded_memory(tmp_path):
         f.write("]")
     # The peak from /proc (VmHWM): ru_maxrss would carry this test process's own over exec.
     script = (
-        "import sys, re; from eventviewer.imports.sources import find_conversations;"
-        "(s,) = find_conversations(__import__('pathlib').Path(sys.argv[1]));"
+        "import sys, re; from django.conf import settings;"
+        "from eventviewer.imports.sources import Limits, find_conversations;"
+        "(s,) = find_conversations(__import__('pathlib').Path(sys.argv[1]), limits=Limits.of(settings));"
         "n = sum(1 for e in s.parsed() if e.light);"
         "peak = int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1));"
         "print(n, peak // 1024)"

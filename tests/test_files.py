@@ -7,7 +7,8 @@ import re
 import pytest
 
 from eventviewer.imports.importer import import_paths
-from eventviewer.models import Conversation, Event, EventPayload, ShareLink, pack
+from eventviewer.imports.packing import pack
+from eventviewer.models import Conversation, Event, EventPayload, ShareLink
 from eventviewer.trajectory import files
 
 from .conftest import action, ev, message

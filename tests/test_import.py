@@ -413,7 +413,7 @@ def test_a_big_import_leaves_postgresql_statistics_for_the_columns_pages_select_
     """An import that grows the event table by a tenth or more refreshes the statistics a
     page's queries are planned with (children by parent, a conversation's events), so the
     first page after it does not wait for autovacuum."""
-    from eventviewer.imports.importer import ANALYZE_FROM
+    from eventviewer.imports.writers.postgres import ANALYZE_FROM
 
     log = [message("m0", None, "start")]
     log += [message(f"m{n}", f"m{n - 1}", f"step {n}") for n in range(1, ANALYZE_FROM + 10)]

@@ -171,7 +171,7 @@ def test_the_list_filters_by_status_model_agent_problems_failures_and_date(clien
 def test_conversations_imported_before_are_indexed_by_the_migration(client, open_site, migrate):
     import orjson
 
-    from eventviewer.models import pack
+    from eventviewer.imports.packing import pack
 
     old = migrate(("eventviewer", "0006_bounds"))
     conversation = old.get_model("eventviewer", "Conversation").objects.create(conversation_id="e" * 32)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -443,10 +445,12 @@ def test_the_app_server_layout_is_read_as_a_stream(tmp_path):
     """40,000 events held 553 MB at once: the events come one at a time, in timestamp order."""
     import tracemalloc
 
-    from eventviewer.imports.sources import find_conversations
+    from django.conf import settings
+
+    from eventviewer.imports.sources import Limits, find_conversations
 
     app_server_folder(tmp_path, 2_000, "x" * 3_000)  # 6 MB of events
-    (source,) = find_conversations(tmp_path)
+    (source,) = find_conversations(tmp_path, limits=Limits.of(settings))
     in_order = 0
     tracemalloc.start()
     try:
@@ -639,3 +643,30 @@ def test_an_uploaded_bad_v0_trajectory_says_which_event(client, open_site, tmp_p
     html = client.get(response["Location"]).content.decode()
     assert "Nothing was imported" in html and "trajectory.json[1]: event 0: duplicate event id" in html
     assert Conversation.objects.count() == 0
+
+
+def test_sources_parses_events_without_django():
+    """Reading and parsing events needs no Django (worker processes parse them): the
+    caller hands in the limits and whether to make PostgreSQL's index words."""
+    folder = next((FIXTURES / "openhands-sdk" / "simple").glob("*/events"))
+    script = (
+        "import sys, pathlib; from eventviewer.imports.sources import DirectoryFiles, RawEvent, parse;"
+        "from eventviewer.imports.jsontext import parse_json;"
+        "files = DirectoryFiles(pathlib.Path(sys.argv[1]));"
+        "names = [n for n in files.names() if n.startswith('event-')];"
+        "raw = [files.read(name, 10**7) for name in names];"
+        "parsed = [parse(RawEvent(n, name, *parse_json(r)[:2]), terms=True) for n, (name, r) in "
+        "enumerate(zip(names, raw))];"
+        "print(len(parsed), sum(1 for e in parsed if e.light and e.packed and not e.error));"
+        "print(sorted(m for m in sys.modules if m == 'django' or m.startswith('django.')))"
+    )
+    env = {"PATH": "/usr/bin:/bin"}  # no DJANGO_SETTINGS_MODULE
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(folder)], capture_output=True, text=True, env=env, cwd=root
+    )
+    assert done.returncode == 0, done.stderr
+    counted, imported = done.stdout.splitlines()
+    total, parsed = counted.split()
+    assert int(total) >= 4 and parsed == total
+    assert imported == "[]"

@@ -27,6 +27,7 @@ from eventviewer.imports.sources import (
     UNREADABLE,
     ConversationSource,
     Files,
+    Limits,
     RawEvent,
     SourceError,
     State,
@@ -432,7 +433,7 @@ class AppServerEvents:
     def _read(self, name: str) -> Iterable[RawEvent]:
         where = f"{self.label}/{name}"
         if f"/{EVENTS_BATCH}/" in f"/{name}" and not _holds_an_object(self.files, name):
-            return _json_array_events(self.files, name, where)
+            return _json_array_events(self.files, name, where, Limits.of(settings))
         return [_app_server_event(self.files, name, where, self.cap)]
 
     def __call__(self) -> Iterator[RawEvent]:

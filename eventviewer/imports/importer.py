@@ -18,20 +18,24 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import Any, NamedTuple
 
 import orjson
+from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
 from eventviewer import search
-from eventviewer.imports import reviews
+from eventviewer.branch_queries import LIGHT_COLUMNS, light_row
+from eventviewer.imports import reviews, writers
 from eventviewer.imports.formats import Row
+from eventviewer.imports.packing import pack, unpack
 from eventviewer.imports.progress import Progress
-from eventviewer.imports.sources import ConversationSource, Parsed, SourceError, find_conversations
+from eventviewer.imports.sources import ConversationSource, Limits, Parsed, SourceError, find_conversations
+from eventviewer.imports.writers import EventRow, PayloadRow, TextRow
 from eventviewer.models import (
-    LIGHT_COLUMNS,
     Conversation,
     ConversationState,
     Event,
@@ -40,9 +44,6 @@ from eventviewer.models import (
     Instance,
     Run,
     TurnUsage,
-    light_row,
-    pack,
-    unpack,
 )
 from eventviewer.trajectory import kinds, usage
 from eventviewer.trajectory.events import Light
@@ -51,16 +52,9 @@ from eventviewer.trajectory.skeleton import Node
 from eventviewer.trajectory.subagents import match, task_call
 from eventviewer.trajectory.tree import Entry, Problem, Tree, TreeBuilder, TreeError, anchor_from_parent
 
-ANALYZE_FROM = 1000  # events added by an import from which PostgreSQL's statistics are refreshed
 BATCH_SIZE = 250  # events per INSERT batch: small enough that parsing and writing overlap
 SWITCH_INTERVAL = 0.0005  # seconds; see tuned_for_bulk_import
 MAX_PROBLEMS = 50
-
-# The row layout of the import's INSERT: building model instances and compiling an
-# INSERT per batch cost more than parsing the events themselves. A row is the
-# conversation and the digest, then the event's Light as it is.
-COLUMNS = ("conversation_id", "digest", *LIGHT_COLUMNS)
-PAYLOAD_COLUMNS = ("event_id", "packed")
 
 
 class ImportFailed(Exception):
@@ -103,7 +97,7 @@ def import_paths(
     sources: list[ConversationSource] = []
     for path, label in paths:
         try:
-            sources.extend(find_conversations(path, label, run))
+            sources.extend(find_conversations(path, label, run, limits=Limits.of(settings)))
         except SourceError as e:
             problems.append(str(e))
     if problems:
@@ -149,11 +143,8 @@ def _import_all(sources: list[ConversationSource], problems: list[str], progress
     if problems:
         raise ImportFailed(problems)
     results = []
-    if connection.vendor == "sqlite":
-        # A bigger page cache (16 MiB) keeps index pages in memory instead of
-        # re-reading and re-writing them through the WAL for every batch.
-        with connection.cursor() as cursor:
-            cursor.execute("PRAGMA cache_size = -16384")
+    writes = writers.for_vendor(connection.vendor)
+    writes.prepare()
     runs_seen: dict[str, Run] = {}
     with transaction.atomic():
         problems.extend(_moved_subagents(sources))
@@ -164,7 +155,7 @@ def _import_all(sources: list[ConversationSource], problems: list[str], progress
             try:
                 progress.source(source.where)
                 with transaction.atomic():
-                    imported[source.where] = result = _import(source, progress)
+                    imported[source.where] = result = _import(source, progress, writes)
                     _import_reviews(result.conversation, source)
                     if source.row is not None:
                         _record_instance(result.conversation, source.row, runs_seen)
@@ -179,8 +170,7 @@ def _import_all(sources: list[ConversationSource], problems: list[str], progress
                 children.setdefault(source.parent_where, []).append(imported[source.where].conversation)
         for parent_where, kids in children.items():
             _link_subagents(imported[parent_where].conversation, kids)
-        if connection.vendor == "postgresql":
-            _refresh_statistics(sum(r.added for r in results))
+        writes.finish(sum(r.added for r in results))
     return results
 
 
@@ -259,20 +249,6 @@ def _record_instance(conversation: Conversation, row: Row, runs_seen: dict[str, 
         conversation.save(update_fields=["title"])
 
 
-def _refresh_statistics(added: int) -> None:
-    """After an import that grew the event table by a tenth or more (what autovacuum
-    waits for, a minute or more): until then PostgreSQL would plan a page's lookups by
-    parent as if each parent had hundreds of children (parallel scans and JIT: 100 ms
-    instead of 1 ms). A small import into a big table changes no statistic that matters,
-    and analyzing a big table costs up to a second."""
-    table = Event._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT reltuples FROM pg_class WHERE oid = %s::regclass", [table])
-        rows = max(0.0, cursor.fetchone()[0])  # -1: never analyzed
-        if added >= ANALYZE_FROM and added >= rows / 10:
-            cursor.execute(f"ANALYZE {table}")
-
-
 def _store_usage(conversation: Conversation, state: dict[str, Any]) -> None:
     """The run's totals on the conversation, and each LLM response's figures (replaced:
     the stats only ever grow)."""
@@ -311,7 +287,7 @@ def _link_subagents(parent: Conversation, children: list[Conversation]) -> None:
         child.save(update_fields=["parent", "parent_call_id"])
 
 
-def _import(source: ConversationSource, progress: Progress) -> Imported:
+def _import(source: ConversationSource, progress: Progress, writes: ModuleType) -> Imported:
     source_state = source.state()
     if source_state.problems:  # it changed since it was found
         raise ImportFailed(source_state.problems)
@@ -327,8 +303,8 @@ def _import(source: ConversationSource, progress: Progress) -> Imported:
         # Concurrent re-imports of one conversation queue here and each event lands once.
         # (A new row is this transaction's until it commits; SQLite has one writer at a time.)
         conversation = Conversation.objects.select_for_update().get(pk=conversation.pk)
-    writer = _Writer(conversation, new=created, expected=source.expected, where_of=source.where_of)
-    writer.consume(source.parsed(), progress, source.event_files)
+    writer = _Writer(conversation, writes, new=created, expected=source.expected, where_of=source.where_of)
+    writer.consume(source.parsed(terms=writes.INDEX_TERMS), progress, source.event_files)
     if writer.problems:
         raise ImportFailed(writer.problems)
     try:
@@ -381,6 +357,27 @@ def _import(source: ConversationSource, progress: Progress) -> Imported:
     return Imported(conversation, created, added)
 
 
+class Paired(NamedTuple):
+    """What pairing reads of a new event, kept for the HEAD branch's figures: a whole
+    Light per event (and the strings parsing made for it) would double the import's memory."""
+
+    kind: str
+    tool_name: str
+    tool_call_id: str
+    action_id: str
+    executable: bool
+
+    def light(self, event_id: str) -> Light:
+        return Light(
+            event_id,
+            self.kind,
+            tool_name=self.tool_name,
+            tool_call_id=self.tool_call_id,
+            action_id=self.action_id,
+            executable=self.executable,
+        )
+
+
 class _Writer:
     """Streams new events into the database, placing each in the tree by the SDK's
     rules (``TreeBuilder``, the same code that reads a tree anywhere else) as it comes."""
@@ -388,11 +385,13 @@ class _Writer:
     def __init__(
         self,
         conversation: Conversation,
+        writes: ModuleType,
         new: bool = False,
         expected: int | None = None,
         where_of: Callable[[int], str] | None = None,
     ):
         self.conversation = conversation
+        self.writes = writes  # writers.sqlite or writers.postgres
         self.conversation_pk = conversation.pk  # read per event: a model's pk is a property
         self.new = new
         self.unreserved = expected  # events still to come when the source says how many
@@ -405,15 +404,13 @@ class _Writer:
         self.id_at: dict[int, str] = {}
         self.late: list[str] = []  # new events written before their parent was placed
         self.anchor_of: dict[str, int] = {}  # each tree event's anchor (see tree.anchor_depth), for its children
-        self.rows: list[tuple[Any, ...]] = []
-        self.payloads: list[tuple[int, bytes]] = []
-        self.texts: list[tuple[int, int, str, str]] = []  # (pk, conversation pk, text, words): search.insert
+        self.batch = writers.Batch()
         self.runs = search.Runs()  # PostgreSQL's runs of words, across batches
         self.ids: Iterator[int] = iter(())
         self.reserved = 0  # the highest primary key handed out so far
         self.outcome_of: dict[str, str] = {}  # how a branch ending at each event ends
         # A new conversation's events as pairing reads them, for the HEAD branch's figures.
-        self.paired: dict[str, tuple[str, str, str, str, bool]] = {}
+        self.paired: dict[str, Paired] = {}
         self.added = 0
         self.failures = 0  # new events that record a failure (Light.failure)
         self.first_timestamp = self.last_timestamp = ""  # of the first and the last event appended
@@ -514,38 +511,36 @@ class _Writer:
                     self.anchor_of[event_id] = anchor
         pk = self.pk_of[event_id]
         if self.new:  # a first import: the HEAD branch will be all new events
-            # Only what pairing reads, the few kinds and tool names shared: a whole Light
-            # per event (and the strings parsing made for it) would double the import's memory.
-            self.paired[event_id] = (
+            # The few kinds and tool names shared, one string each.
+            self.paired[event_id] = Paired(
                 sys.intern(light.kind),
                 sys.intern(light.tool_name),
                 sys.intern(light.tool_call_id),  # an action's, and its result's: one string
                 sys.intern(light.action_id),
                 light.executable,
             )
-        self.rows.append((self.conversation_pk, event.digest, *light.placed(pk, parent_pk, depth, anchor)))
-        self.payloads.append((pk, event.packed))
+        batch = self.batch
+        batch.events.append(EventRow(self.conversation_pk, event.digest, light.placed(pk, parent_pk, depth, anchor)))
+        batch.payloads.append(PayloadRow(pk, event.packed))
         if event.text:
-            self.texts.append((pk, self.conversation_pk, event.text, event.terms))
+            batch.texts.append(TextRow(pk, self.conversation_pk, event.text, event.terms))
         self.added += 1
         if light.failure:
             self.failures += 1
-        if len(self.rows) >= BATCH_SIZE:
+        if len(batch) >= BATCH_SIZE:
             self._flush()
 
     def _flush(self) -> None:
         """Hand the batch to the writer thread: the database works (without the GIL)
         while this thread checks the next batch. One batch in flight at a time keeps
         the order, and this thread never uses the connection meanwhile."""
-        if self.rows and not self.problems and not self.builder.problems:
+        if self.batch and not self.problems and not self.builder.problems:
             self.settle()
             if self.inserter is None:
                 self.inserter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="eventviewer-import")
                 self.db.inc_thread_sharing()
-            self.in_flight = self.inserter.submit(_insert, self.db, self.rows, self.payloads, self.texts, self.runs)
-        self.rows = []
-        self.payloads = []
-        self.texts = []
+            self.in_flight = self.inserter.submit(self.writes.insert, self.db, self.batch, self.runs)
+        self.batch = writers.Batch()
 
     def settle(self) -> None:
         """Wait until the writer thread is done with the connection (and raise what it raised)."""
@@ -572,7 +567,7 @@ class _Writer:
         if self.unreserved is not None:
             count = max(1, min(count, self.unreserved))
             self.unreserved = max(0, self.unreserved - count)
-        ids = _reserve_ids(count, self.reserved)
+        ids = self.writes.reserve_ids(count, self.reserved)
         self.reserved = ids[-1]
         self.ids = iter(ids)
         return next(self.ids)
@@ -581,12 +576,8 @@ class _Writer:
         """The branch ending at ``head`` measured and paired from what this import
         holds: all of its events must be new."""
         paired = self.paired
-        path = [
-            Light(event_id, kind, tool_name=tool, tool_call_id=call, action_id=action, executable=executable)
-            for event_id in tree.path(head)
-            for kind, tool, call, action, executable in [paired[event_id]]
-        ]
-        elsewhere = {a for a in referenced_actions(path) if a in paired and paired[a][0] == kinds.ACTION}
+        path = [paired[event_id].light(event_id) for event_id in tree.path(head)]
+        elsewhere = {a for a in referenced_actions(path) if a in paired and paired[a].kind == kinds.ACTION}
         return HeadBranch(head, len(path), pair(path, elsewhere))
 
     def place_late_events(self, tree: Tree) -> None:
@@ -604,62 +595,6 @@ class _Writer:
             )
 
 
-def _insert(
-    db: Any,
-    rows: list[tuple[Any, ...]],
-    payloads: list[tuple[int, bytes]],
-    texts: list[tuple[int, int, str, str]],
-    runs: search.Runs,
-) -> None:
-    with db.cursor() as cursor:
-        if db.vendor == "postgresql":
-            # COPY streams the batch in one statement; an INSERT per row would make
-            # the import wait on the server thousands of times. In binary, values go as
-            # the server stores them: nothing to write out as text and parse again
-            # (a payload's bytes would go as twice as many hex digits).
-            for table, columns, batch in ((Event, COLUMNS, rows), (EventPayload, PAYLOAD_COLUMNS, payloads)):
-                name = table._meta.db_table
-                names = ", ".join(db.ops.quote_name(c) for c in columns)
-                types = _column_types(db, cursor, name, columns)
-                with cursor.cursor.copy(f"COPY {name} ({names}) FROM STDIN (FORMAT BINARY)") as copy:
-                    copy.set_types(types)
-                    for row in batch:
-                        copy.write_row(row)
-            search.insert(db, cursor.cursor, texts, runs)
-        else:
-            limit = db.features.max_query_params or 999
-            with db.wrap_database_errors:  # as Django's own cursor would: django.db errors
-                _insert_many(cursor.cursor, Event._meta.db_table, COLUMNS, rows, limit)
-                _insert_many(cursor.cursor, EventPayload._meta.db_table, PAYLOAD_COLUMNS, payloads, limit)
-                search.insert(db, cursor.cursor, texts)
-
-
-_TYPES: dict[str, dict[str, int]] = {}  # table -> column -> PostgreSQL type, once per process
-
-
-def _column_types(db: Any, cursor: Any, table: str, columns: tuple[str, ...]) -> list[int]:
-    """The PostgreSQL types of a table's columns, as a binary COPY needs them."""
-    types = _TYPES.get(table)
-    if types is None or not all(column in types for column in columns):  # not read yet, or migrated since
-        description = db.introspection.get_table_description(cursor, table)
-        types = _TYPES[table] = {column.name: column.type_code for column in description}
-    return [types[column] for column in columns]
-
-
-def _insert_many(cursor: Any, table: str, columns: tuple[str, ...], rows: list[tuple[Any, ...]], limit: int) -> None:
-    """Rows in as few INSERT statements as SQLite's parameter limit allows.
-
-    Python's sqlite3 lets go of the GIL around each statement it runs; executemany
-    runs one per row, and each time this thread would wait for the parsing thread to
-    hand the GIL back (up to 5 ms). One statement per few hundred rows waits once."""
-    per = max(1, min(len(rows), limit // len(columns)))
-    head = f"INSERT INTO {table} ({', '.join(columns)}) VALUES "
-    values = f"({', '.join(['?'] * len(columns))})"
-    for start in range(0, len(rows), per):
-        chunk = rows[start : start + per]
-        cursor.execute(head + ", ".join([values] * len(chunk)), [value for row in chunk for value in row])
-
-
 def _number(literal: str) -> tuple[str, Decimal]:
     return ("number", Decimal(literal))
 
@@ -672,23 +607,6 @@ def same_meaning(a: bytes, b: bytes) -> bool:
         b, parse_int=_number, parse_float=_number
     )
     return same
-
-
-def _reserve_ids(count: int, floor: int) -> list[int]:
-    """Primary keys for rows not yet written, so a child can point at its parent in
-    the same batch. ``floor`` is the highest key this import already holds."""
-    table = Event._meta.db_table
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(
-                "SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)", [table, count]
-            )
-            return [row[0] for row in cursor.fetchall()]
-        # SQLite: the import's transaction holds the database's write lock, so no
-        # other writer can take these ids before this import writes them.
-        cursor.execute(f"SELECT COALESCE(MAX(id), 0) FROM {table}")
-        start = max(cursor.fetchone()[0], floor)
-        return list(range(start + 1, start + count + 1))
 
 
 def _leaf_hint(state: dict[str, Any]) -> Any:

@@ -26,9 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import IO, Any, NamedTuple, Protocol
 
-from django.conf import settings
-from django.db import connection
-
 from eventviewer.imports.jsontext import (
     ARRAY_KEYS,
     MALFORMED,
@@ -38,7 +35,7 @@ from eventviewer.imports.jsontext import (
     NotAnArray,
     parse_json,
 )
-from eventviewer.models import pack
+from eventviewer.imports.packing import pack
 from eventviewer.trajectory import kinds, runs
 from eventviewer.trajectory.events import Light, describe, title_of
 from eventviewer.trajectory.ids import normalize_conversation_id
@@ -52,6 +49,32 @@ READ_AHEAD = 65536  # bytes read before asking a file's size
 
 class SourceError(Exception):
     """A problem with the input itself; the message names the file."""
+
+
+class Limits(NamedTuple):
+    """How much a source may hold, and when its events are parsed in worker processes:
+    the EVENTVIEWER_MAX_* settings (docs/configuration.md), handed in by the caller."""
+
+    file_bytes: int
+    event_bytes: int
+    base_state_bytes: int
+    events: int
+    zip_members: int
+    zip_bytes: int
+    parallel_from: int  # events in a folder from which worker processes parse them
+
+    @classmethod
+    def of(cls, settings: Any) -> Limits:
+        """The limits that Django's ``settings`` set."""
+        return cls(
+            file_bytes=settings.EVENTVIEWER_MAX_FILE_BYTES,
+            event_bytes=settings.EVENTVIEWER_MAX_EVENT_BYTES,
+            base_state_bytes=settings.EVENTVIEWER_MAX_BASE_STATE_BYTES,
+            events=settings.EVENTVIEWER_MAX_EVENTS,
+            zip_members=settings.EVENTVIEWER_MAX_ZIP_MEMBERS,
+            zip_bytes=settings.EVENTVIEWER_MAX_ZIP_BYTES,
+            parallel_from=settings.EVENTVIEWER_PARALLEL_FROM,
+        )
 
 
 class RawEvent(NamedTuple):
@@ -116,12 +139,6 @@ def parse(event: RawEvent, terms: bool = False) -> Parsed:
     )
 
 
-def index_terms() -> bool:
-    """Whether parsing makes each event's index words: PostgreSQL's index takes them
-    ready-made (SQLite's FTS5 splits the text itself)."""
-    return connection.vendor == "postgresql"
-
-
 def _named(data: Any) -> str:
     """ "event <id>: " when the event's id can be read, for problem lines."""
     if isinstance(data, dict) and isinstance(data.get("id"), str) and data["id"]:
@@ -143,7 +160,7 @@ class ConversationSource:
     title: str = ""  # the title the layout itself gives the conversation (a V0 session's metadata.json)
     described: dict[str, str] = field(default_factory=dict)  # Conversation fields it names (described_by)
     _events: Any = None  # () -> Iterator[RawEvent]
-    _parsed: Any = None  # () -> Iterator[Parsed], when a worker process reads the events
+    _parsed: Any = None  # (terms) -> Iterator[Parsed], when a worker process reads the events
     _state: Any = None  # () -> State, when there is a base_state.json
     _reviews: Any = None  # () -> (parsed, error), when there is a reviews.json (imports.reviews)
 
@@ -169,12 +186,13 @@ class ConversationSource:
         """Whether each event comes from a file of its own (what progress counts as files)."""
         return self.expected is not None and self.row is None
 
-    def parsed(self) -> Iterator[Parsed]:
-        """Every event, read and checked, in append order."""
+    def parsed(self, terms: bool = False) -> Iterator[Parsed]:
+        """Every event, read and checked, in append order; ``terms``: with each event's
+        index words made (PostgreSQL's index takes them ready-made, SQLite's FTS5 splits
+        the text itself)."""
         if self._parsed is not None:
-            parsed: Iterator[Parsed] = self._parsed()
+            parsed: Iterator[Parsed] = self._parsed(terms)
             return parsed
-        terms = index_terms()
         return (parse(event, terms) for event in self.events())
 
 
@@ -294,8 +312,9 @@ class DirectoryFiles:
 
 
 class ZipFiles:
-    def __init__(self, path: Path, label: str):
+    def __init__(self, path: Path, label: str, limits: Limits):
         self.label = label
+        self.limits = limits
         self.name = PurePosixPath(label).name.removesuffix(".zip").removesuffix(".ZIP")
         try:
             self.zip = zipfile.ZipFile(path)
@@ -306,10 +325,10 @@ class ZipFiles:
 
     def _check(self) -> None:
         infos = self.zip.infolist()
-        if len(infos) > settings.EVENTVIEWER_MAX_ZIP_MEMBERS:
+        if len(infos) > self.limits.zip_members:
             raise SourceError(
                 f"{self.label}: {len(infos):,} members, over the limit of "
-                f"{settings.EVENTVIEWER_MAX_ZIP_MEMBERS:,} (EVENTVIEWER_MAX_ZIP_MEMBERS)"
+                f"{self.limits.zip_members:,} (EVENTVIEWER_MAX_ZIP_MEMBERS)"
             )
         total = 0
         for info in infos:
@@ -324,9 +343,9 @@ class ZipFiles:
             if info.is_dir():
                 continue
             total += info.file_size
-            if total > settings.EVENTVIEWER_MAX_ZIP_BYTES:
+            if total > self.limits.zip_bytes:
                 raise SourceError(
-                    f"{self.label}: uncompressed contents exceed {settings.EVENTVIEWER_MAX_ZIP_BYTES:,} bytes "
+                    f"{self.label}: uncompressed contents exceed {self.limits.zip_bytes:,} bytes "
                     "(EVENTVIEWER_MAX_ZIP_BYTES)"
                 )
             self._members[name] = info
@@ -341,7 +360,9 @@ class ZipFiles:
         return self.zip.open(self._members[name])
 
 
-def find_conversations(path: Path, label: str | None = None, run: str | None = None) -> list[ConversationSource]:
+def find_conversations(
+    path: Path, label: str | None = None, run: str | None = None, *, limits: Limits
+) -> list[ConversationSource]:
     """Every conversation in PATH, or SourceError when there is none or PATH is unusable.
     ``run`` names the run an evaluation output's rows import into (default: from its name)."""
     label = label or str(path)
@@ -356,8 +377,8 @@ def find_conversations(path: Path, label: str | None = None, run: str | None = N
     if path.is_dir():
         files: Files = DirectoryFiles(path)
     elif path.suffix.lower() == ".zip":
-        _check_size(path.stat().st_size, label, settings.EVENTVIEWER_MAX_FILE_BYTES, "EVENTVIEWER_MAX_FILE_BYTES")
-        files = ZipFiles(path, label)
+        _check_size(path.stat().st_size, label, limits.file_bytes, "EVENTVIEWER_MAX_FILE_BYTES")
+        files = ZipFiles(path, label, limits)
     elif _event_file_name(PurePosixPath(label).name) is not None:
         raise SourceError(
             f"{label}: one SDK event file (event-NNNNN-<id>.json): pass the folder holding the "
@@ -365,10 +386,10 @@ def find_conversations(path: Path, label: str | None = None, run: str | None = N
         )
     elif path.suffix.lower() in (".json", ".jsonl"):
         # The label's name, not the path's: an upload is saved under a temporary name.
-        return _file_sources(_SingleFile(path, label), PurePosixPath(label).name, label, run)
+        return _file_sources(_SingleFile(path, label), PurePosixPath(label).name, label, run, limits)
     else:
         raise SourceError(f"{label}: expected a conversation folder, a .zip, a .json or a .jsonl file")
-    return _sources_in(files, label, run)
+    return _sources_in(files, label, run, limits)
 
 
 def _is_conversation_folder(folder: Path) -> bool:
@@ -392,13 +413,13 @@ class _SingleFile:
         return open(self.path, "rb")
 
 
-def _file_sources(files: Files, name: str, where: str, run: str | None) -> list[ConversationSource]:
+def _file_sources(files: Files, name: str, where: str, run: str | None, limits: Limits) -> list[ConversationSource]:
     """The conversations of one .json or .jsonl file: an evaluation output's rows, or
     the file's events as one conversation."""
     from eventviewer.imports import formats  # it builds on this module
 
     if not name.endswith(".jsonl"):
-        return [_event_file_source(files, name, where)]
+        return [_event_file_source(files, name, where, limits)]
     first = formats.first_line(files, name)
     if runs.is_row(first) or formats.is_row_like(first):
         return formats.evaluation_sources(files, name, where, run)
@@ -408,10 +429,10 @@ def _file_sources(files: Files, name: str, where: str, run: str | None) -> list[
             f'{where}: line 1 is neither an event (it has no "id" or "kind") nor an evaluation row '
             f'(no "instance_id" or "issue", and "history"): it has {fields}'
         )
-    return [_event_file_source(files, name, where)]
+    return [_event_file_source(files, name, where, limits)]
 
 
-def _sources_in(files: Files, label: str, run: str | None = None) -> list[ConversationSource]:
+def _sources_in(files: Files, label: str, run: str | None, limits: Limits) -> list[ConversationSource]:
     from eventviewer.imports import formats  # it builds on this module
 
     names = files.names()
@@ -447,25 +468,26 @@ def _sources_in(files: Files, label: str, run: str | None = None) -> list[Conver
                 event_names,
                 label,
                 folder in with_state,
+                limits,
                 has_meta=folder in with_meta,
                 has_reviews=folder in with_reviews,
             )
             for folder, event_names in sorted(folders.items())
         ] + found
-    event_files = _event_files([n for n in names if n.endswith((".json", ".jsonl"))], files)
+    event_files = _event_files([n for n in names if n.endswith((".json", ".jsonl"))], files, limits)
     if not event_files:
         raise SourceError(f"{label}: no conversation found {_found(names)}")
     return [
         source
         for name in event_files
-        for source in _file_sources(files, name, f"{label}/{name}" if name != label else label, run)
+        for source in _file_sources(files, name, f"{label}/{name}" if name != label else label, run, limits)
     ]
 
 
 EVENTS_FILES = ("events.jsonl", "events.json")  # what a folder of one conversation calls its events
 
 
-def _event_files(names: list[str], files: Files) -> list[str]:
+def _event_files(names: list[str], files: Files, limits: Limits) -> list[str]:
     """The files that hold events: in a folder holding an events.jsonl (an editor's or
     a tool's conversation folder), that file alone; elsewhere, every file but the
     neighbours that are JSON objects without events (a state.json, a metadata.json)."""
@@ -475,11 +497,11 @@ def _event_files(names: list[str], files: Files) -> list[str]:
     kept = []
     for members in by_folder.values():
         named = [n for n in members if n.rpartition("/")[2] in EVENTS_FILES]
-        kept.extend(named[:1] or [n for n in members if not _is_neighbour(files, n)])
+        kept.extend(named[:1] or [n for n in members if not _is_neighbour(files, n, limits)])
     return sorted(kept)
 
 
-def _is_neighbour(files: Files, name: str) -> bool:
+def _is_neighbour(files: Files, name: str, limits: Limits) -> bool:
     """Whether a .json file is a small JSON object holding no array of events (a state or
     metadata file), not a file of events."""
     if not name.endswith(".json"):
@@ -490,9 +512,7 @@ def _is_neighbour(files: Files, name: str) -> bool:
                 return False  # an array of events, or something reading it names
     except UNREADABLE:
         return False
-    data, _, error = _read_json(
-        files, name, settings.EVENTVIEWER_MAX_BASE_STATE_BYTES, "EVENTVIEWER_MAX_BASE_STATE_BYTES"
-    )
+    data, _, error = _read_json(files, name, limits.base_state_bytes, "EVENTVIEWER_MAX_BASE_STATE_BYTES")
     return not error and isinstance(data, dict) and not any(key in data for key in ARRAY_KEYS)
 
 
@@ -515,6 +535,7 @@ def _folder_source(
     event_names: list[str],
     label: str,
     has_state: bool,
+    limits: Limits,
     has_meta: bool = False,
     has_reviews: bool = False,
 ) -> ConversationSource:
@@ -528,11 +549,13 @@ def _folder_source(
         source.parent_where = f"{label}{parent}"
     state = State()
     if has_state:
-        source._state = lambda: _read_state(files, prefix + "base_state.json", f"{where}/base_state.json")
+        source._state = lambda: _read_state(
+            files, prefix + "base_state.json", f"{where}/base_state.json", limits.base_state_bytes
+        )
         state = source.state()
         source.problems.extend(state.problems)
     if has_meta:
-        cap = settings.EVENTVIEWER_MAX_BASE_STATE_BYTES
+        cap = limits.base_state_bytes
         meta, _, error = _read_json(files, prefix + "meta.json", cap, "EVENTVIEWER_MAX_BASE_STATE_BYTES")
         if error or not isinstance(meta, dict):
             source.problems.append(f"{where}/meta.json: {error or 'expected a JSON object'}")
@@ -578,10 +601,9 @@ def _folder_source(
     if not source.conversation_id and items:
         # Not named by its id and no base_state.json: derived as for a file of events.
         source.conversation_id = derived_id(folder_name, items[0][1].rpartition("/")[2][6:-5].partition("-")[2])
-    if len(items) > settings.EVENTVIEWER_MAX_EVENTS:
+    if len(items) > limits.events:
         source.problems.append(
-            f"{where}: {len(items):,} events, over the limit of {settings.EVENTVIEWER_MAX_EVENTS:,} "
-            "(EVENTVIEWER_MAX_EVENTS)"
+            f"{where}: {len(items):,} events, over the limit of {limits.events:,} (EVENTVIEWER_MAX_EVENTS)"
         )
         return source
     if items and items[-1][0] != len(items) - 1:  # distinct and sorted: 0 to n-1 unless one is missing
@@ -589,10 +611,10 @@ def _folder_source(
         source.problems.append(f"{where}/events: event-{expected:05d}-*.json is missing (the files jump to {seq:05d})")
 
     source.expected = len(items)
-    cap = settings.EVENTVIEWER_MAX_EVENT_BYTES
+    cap = limits.event_bytes
     source._events = lambda: (_read_event(files, item, cap, events_where) for item in items[source.start :])
-    if isinstance(files, DirectoryFiles) and len(items) >= settings.EVENTVIEWER_PARALLEL_FROM:
-        source._parsed = lambda: _parse_in_workers(files._root, items[source.start :], cap, events_where)
+    if isinstance(files, DirectoryFiles) and len(items) >= limits.parallel_from:
+        source._parsed = lambda terms: _parse_in_workers(files._root, items[source.start :], cap, events_where, terms)
     # Where each event comes from, worked out when a message needs it: kept for every
     # event, the paths would be a fifth of a big import's memory.
     source.where_of = lambda seq: events_where + items[seq][1].rpartition("/")[2]
@@ -624,10 +646,8 @@ def _read_reviews(files: Files, name: str) -> tuple[Any, str]:
     return data, error
 
 
-def _read_state(files: Files, name: str, where: str) -> State:
-    data, raw, error = _read_json(
-        files, name, settings.EVENTVIEWER_MAX_BASE_STATE_BYTES, "EVENTVIEWER_MAX_BASE_STATE_BYTES"
-    )
+def _read_state(files: Files, name: str, where: str, cap: int) -> State:
+    data, raw, error = _read_json(files, name, cap, "EVENTVIEWER_MAX_BASE_STATE_BYTES")
     if error:
         return State(problems=[f"{where}: {error}"])
     if not isinstance(data, dict):
@@ -686,7 +706,9 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _parse_in_workers(root: str, items: list[tuple[int, str]], cap: int, events_where: str) -> Iterator[Parsed]:
+def _parse_in_workers(
+    root: str, items: list[tuple[int, str]], cap: int, events_where: str, terms: bool
+) -> Iterator[Parsed]:
     """Read and check events in worker processes while the caller writes the ones
     before: parsing and writing each take one core. A few chunks run ahead, no more,
     so memory stays bounded."""
@@ -700,7 +722,6 @@ def _parse_in_workers(root: str, items: list[tuple[int, str]], cap: int, events_
         initargs=(os.getpid(),),
     )
     pending: deque[Future[bytes]] = deque()
-    terms = index_terms()
     try:
         for start in range(0, len(items), CHUNK):
             chunk = items[start : start + CHUNK]
@@ -713,14 +734,14 @@ def _parse_in_workers(root: str, items: list[tuple[int, str]], cap: int, events_
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _event_file_source(files: Files, name: str, where: str) -> ConversationSource:
+def _event_file_source(files: Files, name: str, where: str, limits: Limits) -> ConversationSource:
     stem = PurePosixPath(name).name.rsplit(".", 1)[0]
     if PurePosixPath(name).name in EVENTS_FILES:
         stem = PurePosixPath(where).parent.name or stem  # named after the folder it is the events of
     source = ConversationSource(conversation_id=normalize_conversation_id(stem) or "", where=where)
     read = _jsonl_events if name.endswith(".jsonl") else _json_array_events
-    source._events = lambda: _capped(read(files, name, where), files, name, where)
-    first = next(read(files, name, where), None)
+    source._events = lambda: _capped(read(files, name, where, limits), files, name, where, limits)
+    first = next(read(files, name, where, limits), None)
     if first is not None and is_v0_event(first.data):
         from eventviewer.imports import formats  # it builds on this module
 
@@ -732,12 +753,12 @@ def _event_file_source(files: Files, name: str, where: str) -> ConversationSourc
     return source
 
 
-def _capped(events: Iterator[RawEvent], files: Files, name: str, where: str) -> Iterator[RawEvent]:
+def _capped(events: Iterator[RawEvent], files: Files, name: str, where: str, limits: Limits) -> Iterator[RawEvent]:
     """The events of a JSON or JSONL file, refused at once when there are more than
     EVENTVIEWER_MAX_EVENTS (counted before any is imported) or none."""
-    cap = settings.EVENTVIEWER_MAX_EVENTS
+    cap = limits.events
     try:
-        count = _count_events(files, name, cap)
+        count = _count_events(files, name, cap, limits.event_bytes)
     except UNCOUNTABLE:
         count = 0  # reading the events says what is wrong
     if count > cap:
@@ -750,7 +771,7 @@ def _capped(events: Iterator[RawEvent], files: Files, name: str, where: str) -> 
         yield RawEvent(0, where, None, b"", "holds no events")
 
 
-def _count_events(files: Files, name: str, cap: int) -> int:
+def _count_events(files: Files, name: str, cap: int, event_cap: int) -> int:
     """How many events the file holds, exactly when it may be more than ``cap``:
     counting a brace or a line break per event first is cheap, and enough for all
     but the biggest files."""
@@ -764,7 +785,7 @@ def _count_events(files: Files, name: str, cap: int) -> int:
         if mark == b"\n":
             count = _count_lines(f)
         else:
-            for _ in ArrayItems(f, settings.EVENTVIEWER_MAX_EVENT_BYTES).items():
+            for _ in ArrayItems(f, event_cap).items():
                 count += 1
                 if count > cap:
                     break
@@ -790,8 +811,8 @@ def _too_many(cap: int) -> str:
     return f"more than {cap:,} events, over the limit (EVENTVIEWER_MAX_EVENTS)"
 
 
-def _jsonl_events(files: Files, name: str, where: str) -> Iterator[RawEvent]:
-    file_cap, event_cap = settings.EVENTVIEWER_MAX_FILE_BYTES, settings.EVENTVIEWER_MAX_EVENT_BYTES
+def _jsonl_events(files: Files, name: str, where: str, limits: Limits) -> Iterator[RawEvent]:
+    file_cap, event_cap = limits.file_bytes, limits.event_bytes
     size = files.size(name)
     if size > file_cap:
         yield RawEvent(0, where, None, b"", _too_big(size, file_cap, "EVENTVIEWER_MAX_FILE_BYTES"))
@@ -830,11 +851,11 @@ def _jsonl_lines(files: Files, name: str, where: str, file_cap: int, event_cap: 
             seq += 1
 
 
-def _json_array_events(files: Files, name: str, where: str) -> Iterator[RawEvent]:
+def _json_array_events(files: Files, name: str, where: str, limits: Limits) -> Iterator[RawEvent]:
     """The items of a JSON array file (or of the "events" array of an object), read one
     at a time and kept as the bytes they were: memory holds a chunk of the file and one
     event, however big the file."""
-    file_cap, event_cap = settings.EVENTVIEWER_MAX_FILE_BYTES, settings.EVENTVIEWER_MAX_EVENT_BYTES
+    file_cap, event_cap = limits.file_bytes, limits.event_bytes
     size = files.size(name)
     if size > file_cap:
         yield RawEvent(0, where, None, b"", _too_big(size, file_cap, "EVENTVIEWER_MAX_FILE_BYTES"))

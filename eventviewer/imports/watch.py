@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
+from django.conf import settings
 from django.db import DatabaseError
 from django.db.models import Count, Max
 from django.utils import timezone
@@ -27,10 +28,10 @@ from eventviewer.imports.importer import Imported, ImportFailed, import_sources
 from eventviewer.imports.sources import (
     SEARCH_DEPTH,
     ConversationSource,
+    Limits,
     Parsed,
     SourceError,
     find_conversations,
-    index_terms,
     parse,
 )
 from eventviewer.models import Conversation
@@ -71,7 +72,7 @@ class FolderWatch:
         for stats in self.stored_files.values():
             self._check_stored(stats)
         try:
-            sources = find_conversations(self.path)
+            sources = find_conversations(self.path, limits=Limits.of(settings))
         except SourceError as e:
             self._problem(current, now, str(self.path), str(e))
             sources = []
@@ -102,9 +103,8 @@ class FolderWatch:
             reader.since(*stored)
         held: list[Parsed] = []
         in_workers = source._parsed if source.start == 0 else None  # a first import of a big folder
-        terms = index_terms()
-        whole = in_workers or (lambda: (parse(e, terms) for e in source.events()))
-        source._parsed = lambda: _until_half_written(whole(), held)
+        whole = in_workers or (lambda terms: (parse(e, terms) for e in source.events()))
+        source._parsed = lambda terms: _until_half_written(whole(terms), held)
         try:
             (imported,) = import_sources([source])
         except ImportFailed as e:

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.core.paginator import Paginator
 
+from eventviewer import caches
 from eventviewer.forms import BranchListForm
 from eventviewer.lookups import checked
 from eventviewer.models import Event
@@ -56,7 +57,7 @@ def branch_list(
     natural = {key: natural for key, _, natural in BRANCH_COLUMNS}
     direction = data["bdir"] or natural[sort]
     conversation = scope.conversation
-    # Described once per branch (see branch_memo), then filtered and sorted per request.
+    # Described once per branch (see caches.branch_memo), then filtered and sorted per request.
     end = reading.path[-1] if reading else leaf.as_light() if leaf else None
     leaf_pk, leaf_id = (end.pk, end.event_id) if end else (0, "")
 
@@ -67,7 +68,7 @@ def branch_list(
         chosen = [e.event_id for e in reading.path] if reading else selected() if selected else []
         return describe_branches(conversation.skeleton, chosen, counted, end)
 
-    branches = list(conversation.branch_memo(leaf_pk, "branches", described))
+    branches = list(caches.branch_memo(conversation, leaf_pk, "branches", described))
     total = len(branches)
     if q:
         needle = q.casefold()

@@ -23,7 +23,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from eventviewer import search, tasks
+from eventviewer import caches, search, tasks
 from eventviewer.forms import ConversationListForm, EventForm, HeadForm, PathForm, RawForm, ShareForm
 from eventviewer.lookups import checked, get_conversation, get_event, get_leaf, refused_page, valid
 from eventviewer.models import Comment, Conversation, ConversationLabel, Event, Label, Run, Verdict, read_whole
@@ -130,9 +130,9 @@ def conversation_page(request: HtmxHttpRequest, scope: PageScope, params: dict[s
         context.update(branch_list(request, scope, reading))  # filtered, sorted or paged in place
         return render(request, "conversations/detail.html#branch-list", context)
     if leaf is not None and reading is not None:
-        # What a page derives from the whole branch is kept with its reading (see branch_memo).
+        # What a page derives from the whole branch is kept with its reading (see caches.branch_memo).
         def remembered(name: str, compute: Callable[[], T]) -> T:
-            return conversation.branch_memo(leaf.pk, f"{name}:{view}", compute)
+            return caches.branch_memo(conversation, leaf.pk, f"{name}:{view}", compute)
 
         turns = remembered("turns", lambda: branch_turns.display_turns(reading, view))
         span = _span(conversation, reading, turns, params)

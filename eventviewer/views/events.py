@@ -10,8 +10,9 @@ from django.views.decorators.http import require_safe
 from django.views.decorators.vary import vary_on_headers
 
 from eventviewer.forms import EventForm
+from eventviewer.imports.packing import unpack
 from eventviewer.lookups import GONE, get_conversation, get_event, get_leaf, valid
-from eventviewer.models import Conversation, Event, EventPayload, read_whole, unpack
+from eventviewer.models import Conversation, Event, EventPayload, read_whole
 from eventviewer.scope import PageScope
 from eventviewer.trajectory.kinds import card_for
 from eventviewer.trajectory.skeleton import latest_leaf_below
@@ -95,7 +96,7 @@ def _branch_through(conversation: Conversation, event: Event) -> str:
 
 def event_id_of(request: HtmxHttpRequest, event_id: str | None) -> str:
     """The event of an event page: in its path, or for "." and ".." in ``?id=``
-    (see models.event_path)."""
+    (see scope.event_path)."""
     return event_id if event_id is not None else request.GET.get("id", "")
 
 

@@ -26,8 +26,9 @@ from django.views.decorators.http import require_safe
 from eventviewer import search
 from eventviewer.forms import ConversationExportForm, ExportForm, RawForm, RunExportForm
 from eventviewer.imports import reviews
+from eventviewer.imports.packing import unpack
 from eventviewer.lookups import checked, get_conversation, get_leaf, valid
-from eventviewer.models import PAYLOAD_CHUNK, Conversation, ConversationState, EventPayload, Instance, Run, unpack
+from eventviewer.models import PAYLOAD_CHUNK, Conversation, ConversationState, EventPayload, Instance, Run
 from eventviewer.scope import MAX_NESTING, PageScope, SharedScope
 from eventviewer.trajectory import export, kinds, markdown, masking
 from eventviewer.trajectory.events import Light, one_line

@@ -18,7 +18,8 @@ from django.views.decorators.vary import vary_on_headers
 
 from eventviewer.forms import RunCompareForm, RunForm, RunsCompareForm
 from eventviewer.lookups import checked
-from eventviewer.models import Instance, Run, event_path
+from eventviewer.models import Instance, Run
+from eventviewer.scope import event_path
 from eventviewer.templatetags.eventviewer import dollars, duration
 from eventviewer.trajectory import charts, patterns, runs
 from eventviewer.views import HtmxHttpRequest, is_partial
