@@ -131,17 +131,16 @@ def page_context(request: Any, scope: Scope, leaf: Event, params: dict[str, Any]
     stretch = Stretch(conversation, leaf, params, view)
     reading, turns, span = stretch.reading, stretch.turns, stretch.span
     context: dict[str, Any] = {"reading": reading, "window": span, "at": params["at"], "view": view}
+    reasons = Reasons(scope, leaf, reading.pairing, stretch.on_path)
     ended: Sequence[Light] = ()
     if reading.whole:
         # What a page derives from the whole branch is kept with its reading (see branch_memo).
         def remembered(name: str, compute: Callable[[], Any]) -> Any:
             return conversation.branch_memo(leaf.pk, f"{name}:{view}", compute)
 
-        reasons = Reasons.of_branch(scope, leaf, reading)
         side = remembered("side", lambda: conversation.side_failures(list(reading.path)))
         ended = remembered("ended", lambda: conversation.run_end_errors(reading.path[-1]))
         found: Failures = remembered("found", lambda: failures(reading, side, ended))
-        context["rows"] = branch_turns.build_rows(conversation, reading, turns, span, leaf, reasons, found)
         context["branch_usage"] = remembered("usage", lambda: conversation.usage_of(reading.path))
         context["failures"], context["first_failure"] = remembered(
             "failures", lambda: branch_turns.failure_summary(conversation, found, turns)
@@ -159,17 +158,16 @@ def page_context(request: Any, scope: Scope, leaf: Event, params: dict[str, Any]
         svg, context["timeline_axis"] = remembered(f"timeline:{scope.base}", strip)
         context["timeline"] = mark_safe(svg)  # built from escaped text only (trajectory.timeline)
     else:
-        reasons = Reasons(scope, leaf, reading.pairing, stretch.on_path)
         side = conversation.side_failures_beside(reading.path)
         found = failures(reading, side)
-        rows = branch_turns.build_rows(conversation, reading, turns, span, leaf, reasons, found)
+        context["deep"] = figures(conversation, leaf)
+    context["rows"] = rows = branch_turns.build_rows(conversation, reading, turns, span, leaf, reasons, found)
+    if not reading.whole:
         index = 0
         for row in rows:  # numbered by depth: a stretch's turns are not counted from the root
             if not row.side:
                 index = row.turn.events[0].depth or 0
             row.index = index
-        context["rows"] = rows
-        context["deep"] = figures(conversation, leaf)
     if not (request.htmx and (params["before"] or params["after"]) and not request.htmx.history_restore_request):
         near = problems_near(reading, span, found=found, only=params.get("problem") or "")
         context["problems"] = problem_lines(conversation, near, reading, reasons, side, ended)
