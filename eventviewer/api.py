@@ -17,13 +17,14 @@ from django.views.decorators.csrf import csrf_exempt
 
 from eventviewer.forms import PathPageForm, RunCompareForm, SearchForm
 from eventviewer.lookups import get_conversation, get_leaf, valid
-from eventviewer.models import Conversation, ConversationState, Event, Run, read_whole
+from eventviewer.models import Conversation, ConversationState, Event, Run
 from eventviewer.scope import PageScope
 from eventviewer.trajectory import patterns, runs
 from eventviewer.trajectory.events import Light
 from eventviewer.trajectory.model_view import SUMMARY_SUFFIX
 from eventviewer.trajectory.projection import Message, messages_starting, sent
 from eventviewer.views import runs as run_views
+from eventviewer.views import stretch
 from eventviewer.views.search import run_search
 
 READ_AHEAD_MAX = 10_000  # events a page of a long branch reads past its end to finish its last message
@@ -160,71 +161,65 @@ def path(request: HttpRequest, conversation_id: str) -> HttpResponse:
         "mismatched_observations": [],
         "whole_branch": True,  # false: too long to read whole, figures that need all of it are null
     }
-    if leaf is not None and not read_whole(leaf):
-        body.update(_long_branch_page(conversation, leaf, offset, limit, bool(params["leaf"])))
-    elif leaf is not None:
-        reading = conversation.read_path(leaf)
-        page = [e.event_id for e in reading.path[offset : offset + limit]]
-        # A summary in the model's view belongs to the page of the condensation that wrote it.
-        in_page = {*page, *(eid + SUMMARY_SUFFIX for eid in page)}
-        pairing, view = reading.pairing, reading.view
-        body["path_length"] = len(reading.path)
-        body["messages_total"] = len(reading.messages)
-        body["view_length"] = len(view.events)
-        body["view_messages_total"] = len(view.messages)
-        body["pending_total"] = len(pairing.pending)
-        body["mismatched_total"] = len(pairing.mismatched)
-        if offset + limit < len(reading.path):
-            query = {"offset": offset + limit, "limit": limit, **({"leaf": leaf.event_id} if params["leaf"] else {})}
-            body["next"] = f"?{urlencode(query)}"
-        body["path"] = page
-        body["messages"] = [_message_json(m, limit) for m in reading.messages if m.event_ids[0] in in_page]
-        body["view"] = {
-            "event_ids": [eid for eid in view.event_ids if eid in in_page],
-            "messages": [_message_json(m, limit) for m in view.messages if m.event_ids[0] in in_page],
-        }
-        body["view_unhandled_condensation_request"] = view.unhandled_condensation_request
-        body["pending_action_ids"] = [eid for eid in pairing.pending if eid in in_page]
-        body["mismatched_observations"] = [
-            {"id": eid, "code": m.code, "reason": m.reason} for eid, m in pairing.mismatched.items() if eid in in_page
-        ]
+    if leaf is not None:
+        body.update(_branch_page(conversation, leaf, offset, limit, bool(params["leaf"])))
     return _json(body)
 
 
-def _long_branch_page(conversation: Conversation, leaf: Event, offset: int, limit: int, named: bool) -> dict[str, Any]:
-    """A page of a branch too long to read whole (EVENTVIEWER_FULL_READ_MAX): its events
-    found by anchors (``on_branch``) and paired exactly; what needs the whole branch (its
-    messages, the model's view, and its problem totals unless HEAD's, counted at import)
-    is null, and ``note`` says why."""
-    length = (leaf.depth or 0) + 1
-    events = Event.objects.on_branch(leaf, offset, offset + limit)
-    pairing, _ = conversation.pairing_of(leaf, events, known=events)
-    messages = _messages_starting(leaf, events, offset, limit, length)
+def _branch_page(conversation: Conversation, leaf: Event, offset: int, limit: int, named: bool) -> dict[str, Any]:
+    """A page of the branch ending at ``leaf``, read as every page reads it
+    (``views.stretch.read_depths``): the page's events and their pending and mismatched
+    state are exact. A branch too long to read at once (EVENTVIEWER_FULL_READ_MAX) has what
+    needs all of it (its messages total, the model's view, and its problem totals unless
+    HEAD's, counted at import) null, and ``note`` says why."""
+    reading, events, _ = stretch.read_depths(conversation, leaf, offset, offset + limit)
+    length = len(reading.path) if reading.whole else (leaf.depth or 0) + 1
     page = [e.event_id for e in events]
     in_page = set(page)
-    counted = leaf.pk == conversation.head_id
+    pairing = reading.pairing
     next_page = None
     if offset + limit < length:
         query = {"offset": offset + limit, "limit": limit, **({"leaf": leaf.event_id} if named else {})}
         next_page = f"?{urlencode(query)}"
-    return {
+    body: dict[str, Any] = {
         "path_length": length,
-        "messages_total": None,
-        "view_length": None,
-        "view_messages_total": None,
-        "pending_total": conversation.pending_count if counted else None,
-        "mismatched_total": conversation.mismatch_count if counted else None,
         "next": next_page,
         "path": page,
-        "messages": messages,
-        "view": None,
-        "view_unhandled_condensation_request": None,
         "pending_action_ids": [eid for eid in pairing.pending if eid in in_page],
         "mismatched_observations": [
             {"id": eid, "code": m.code, "reason": m.reason} for eid, m in pairing.mismatched.items() if eid in in_page
         ],
-        "whole_branch": False,
-        "note": (
+        "whole_branch": reading.whole,
+    }
+    if reading.whole:
+        # A summary in the model's view belongs to the page of the condensation that wrote it.
+        in_view = {*page, *(eid + SUMMARY_SUFFIX for eid in page)}
+        view = reading.view
+        body.update(
+            messages_total=len(reading.messages),
+            view_length=len(view.events),
+            view_messages_total=len(view.messages),
+            pending_total=len(pairing.pending),
+            mismatched_total=len(pairing.mismatched),
+            messages=[_message_json(m, limit) for m in reading.messages if m.event_ids[0] in in_view],
+            view={
+                "event_ids": [eid for eid in view.event_ids if eid in in_view],
+                "messages": [_message_json(m, limit) for m in view.messages if m.event_ids[0] in in_view],
+            },
+            view_unhandled_condensation_request=view.unhandled_condensation_request,
+        )
+        return body
+    counted = leaf.pk == conversation.head_id
+    body.update(
+        messages_total=None,
+        view_length=None,
+        view_messages_total=None,
+        pending_total=conversation.pending_count if counted else None,
+        mismatched_total=conversation.mismatch_count if counted else None,
+        messages=_messages_starting(leaf, events, offset, limit, length),
+        view=None,
+        view_unhandled_condensation_request=None,
+        note=(
             f"This branch is {length:,} events long, over EVENTVIEWER_FULL_READ_MAX "
             f"({settings.EVENTVIEWER_FULL_READ_MAX:,}): it is read a page at a time, so what needs all of it "
             "is null: its messages total, the model's view"
@@ -232,7 +227,8 @@ def _long_branch_page(conversation: Conversation, leaf: Event, offset: int, limi
             + ". The page's events, the messages that start in it and their pending and mismatched state are exact"
             " (a message that runs on past what a page reads has event_count null)."
         ),
-    }
+    )
+    return body
 
 
 def _messages_starting(leaf: Event, events: list[Light], offset: int, limit: int, length: int) -> list[dict[str, Any]]:

@@ -358,3 +358,53 @@ def test_a_message_longer_than_a_page_reads_ahead_of_a_long_branch(client, folde
     monkeypatch.setattr(api, "READ_AHEAD_MAX", 500)  # it runs on past what a page reads: not counted
     (merged,) = client.get(url, {"offset": 0, "limit": 100}).json()["messages"]
     assert merged["event_ids"] == [f"u{i}" for i in range(100)] and merged["event_count"] is None
+
+
+TURN = re.compile(r'<section class="turn.*?</section>', re.S)
+WHOLE_ONLY = re.compile(
+    r' data-turn="\d+"'  # its number: a stretch numbers turns by depth
+    r'|<span class="turn-figures">.*?</span></span>|<span class="tag dropped".*?</span>'  # what the model was sent
+)
+
+
+def _turns(html: str) -> list[str]:
+    """Each turn's HTML as a page shows it, but for what only a whole read knows: its
+    number (a stretch numbers turns by depth), and what the model was sent (its context
+    size, the events it was not sent)."""
+    return [re.sub(r"\s+", " ", WHOLE_ONLY.sub("", turn)) for turn in TURN.findall(html)]
+
+
+@pytest.mark.parametrize(
+    ("query", "headers"),
+    [
+        ("", {}),
+        ("?at=o300y", {}),
+        ("?leaf=m400&before=a240x", {}),
+        ("?before=a590x", {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "turns"}),
+        ("?after=a300x", {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "turns"}),
+    ],
+)
+def test_a_short_branch_and_a_long_one_show_the_same_turns_and_api_pages(client, long, settings, query, headers):
+    """The same events read whole and a stretch at a time: the same turns, card for card
+    (pairing, reasons, results, side events), and the same path API pages but for the
+    figures that need the whole branch."""
+    whole(settings)
+    full = _page(client, long, query, **headers)
+    long_only(settings)
+    part = _page(client, long, query, **headers)
+    assert _turns(part) == _turns(full) and len(_turns(full)) >= 30
+    api = f"/api/conversations/{long.conversation_id}/path/"
+    needs_whole = {"messages_total", "view_length", "view_messages_total", "view", "whole_branch", "note"}
+    needs_whole |= {"view_unhandled_condensation_request"}
+    for offset in (0, 1024, 2990):
+        page = {"leaf": "m400" if "m400" in query else "", "offset": offset, "limit": 50}
+        whole(settings)
+        full_api = client.get(api, page).json()
+        long_only(settings)
+        part_api = client.get(api, page).json()
+        if page["leaf"]:
+            needs_whole |= {"pending_total", "mismatched_total"}  # counted at import for HEAD's only
+        assert {k: v for k, v in part_api.items() if k not in needs_whole} == {
+            k: v for k, v in full_api.items() if k not in needs_whole
+        }
+        assert full_api["whole_branch"] is True and part_api["whole_branch"] is False

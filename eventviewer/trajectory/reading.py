@@ -1,4 +1,10 @@
-"""One branch read end to end: the path, its turns, its pairing, and what the model was sent."""
+"""A branch read: the path, its turns, its pairing, and what the model was sent.
+
+A reading is a stretch of the branch: all of it (``whole``) when the branch is short
+enough to read at once (EVENTVIEWER_FULL_READ_MAX), else the depths a page shows and the
+events around them, paired exactly for them (``Conversation.pairing_of``). What the model
+was sent depends on the whole branch: a stretch does not know it, so nothing in it is
+marked forgotten or dropped and no context size is given."""
 
 from __future__ import annotations
 
@@ -19,11 +25,12 @@ class Reading:
     turns: list[Turn]
     pairing: Pairing
     condensations: Mapping[str, Condensed] = field(default_factory=dict)  # what each Condensation on it says
+    whole: bool = True  # False: a stretch of a longer branch
 
     @property
     def partial(self) -> bool:
-        """Whether this is a stretch of the branch only (``PartReading``)."""
-        return False
+        """Whether this is a stretch of the branch only."""
+        return not self.whole
 
     @cached_property
     def position(self) -> dict[str, int]:
@@ -55,11 +62,15 @@ class Reading:
     @cached_property
     def view(self) -> View:
         """What the model was sent at the end of this branch: after condensation and clean-up."""
+        if not self.whole:
+            return View([])
         return model_view(self.path, self.condensations)
 
     @cached_property
     def context_sizes(self) -> dict[str, int]:
         """Events in the model's view when each LLM response (by id) was asked for."""
+        if not self.whole:
+            return {}
         return context_sizes(self.path, self.condensations)
 
     @cached_property
@@ -78,21 +89,7 @@ def read(
     return Reading(path=path, turns=project(path), pairing=pair(path, elsewhere), condensations=condensations or {})
 
 
-@dataclass
-class PartReading(Reading):
-    """A stretch of a branch too long to read whole, paired exactly for its events (see
-    ``Conversation.pairing_of``). What the model was sent depends on the whole branch:
-    it is not known here, so nothing is marked forgotten or dropped and no context size
-    is given."""
-
-    @property
-    def partial(self) -> bool:
-        return True
-
-    @cached_property
-    def view(self) -> View:
-        return View([])
-
-    @cached_property
-    def context_sizes(self) -> dict[str, int]:
-        return {}
+def read_stretch(events: Sequence[Light], turns: list[Turn], pairing: Pairing) -> Reading:
+    """A stretch of a longer branch: ``events`` (consecutive depths, root first), the turns
+    shown of them (``window.part_window``) and their pairing on the whole branch."""
+    return Reading(path=events, turns=turns, pairing=pairing, whole=False)

@@ -24,21 +24,28 @@ class NotOnBranch(LookupError):
 
 
 class Span(NamedTuple):
-    start: int  # first turn shown
+    """The turns a page shows of a reading: ``start`` to ``end - 1`` of its ``total``.
+    A stretch of a longer branch (``part_window``) does not count the branch's turns: it
+    gives how many of the branch's events come before and after those shown instead."""
+
+    start: int  # first turn shown, of the reading's
     end: int  # one past the last
-    total: int  # turns on the branch
+    total: int  # turns read
+    earlier: int | None = None  # a stretch's: events on the branch before the first one shown
+    later: int | None = None  # a stretch's: events on the branch after the last one shown
 
     @property
     def has_earlier(self) -> bool:
-        return self.start > 0
+        return self.start > 0 if self.earlier is None else self.earlier > 0
 
     @property
     def has_later(self) -> bool:
-        return self.end < self.total
+        return self.end < self.total if self.later is None else self.later > 0
 
     @property
     def later_count(self) -> int:
-        return self.total - self.end
+        """Turns after those shown; for a stretch, events."""
+        return self.total - self.end if self.later is None else self.later
 
 
 class PlacedProblem(NamedTuple):
@@ -67,7 +74,7 @@ def window(turns: Sequence[Turn], size: int, at: str = "", before: str = "", aft
 
 
 def problems_near(
-    reading: Reading, span: Span | PartSpan, reach: int = PROBLEM_REACH, found: Failures | None = None, only: str = ""
+    reading: Reading, span: Span, reach: int = PROBLEM_REACH, found: Failures | None = None, only: str = ""
 ) -> list[PlacedProblem]:
     """The problems (or, given ``found``, the problems and failures; given ``only``, those
     of that kind) in the window and up to ``reach`` on each side, in path order. The
@@ -95,8 +102,9 @@ def problems_near(
     ]
 
 
-# A branch too long to read whole (EVENTVIEWER_FULL_READ_MAX) is shown from a stretch of it
-# read around the window: the events at some depths, root first.
+# A branch too long to read at once (EVENTVIEWER_FULL_READ_MAX) is shown from a stretch of
+# it read around the window: the events at some depths, root first. A shorter one is one
+# stretch: all of it.
 EVENTS_READ = 2000  # events read for a window of such a branch
 
 
@@ -123,30 +131,6 @@ def stretch_for(leaf_depth: int, anchor_depth: int | None = None, mode: str = ""
     return Stretch(max(0, anchor_depth - reach // 2), min(end, anchor_depth + reach // 2 + 1))
 
 
-class PartSpan(NamedTuple):
-    """The window over a stretch of a long branch: which of the stretch's turns it shows,
-    and how many of the branch's events come before and after them (its turns are not
-    counted)."""
-
-    start: int  # first turn shown, of the stretch's
-    end: int  # one past the last
-    total: int  # turns of the stretch
-    earlier: int  # events on the branch before the first one shown
-    later: int  # events on the branch after the last one shown
-
-    @property
-    def has_earlier(self) -> bool:
-        return self.earlier > 0
-
-    @property
-    def has_later(self) -> bool:
-        return self.later > 0
-
-    @property
-    def later_count(self) -> int:
-        return self.later
-
-
 def _unsure(turn: Turn) -> bool:
     """A batch (or an event the model does not see, which a batch may reach past) at a cut
     end of a stretch may belong with events that were not read."""
@@ -155,11 +139,12 @@ def _unsure(turn: Turn) -> bool:
 
 def part_window(
     events: Sequence[Light], leaf_depth: int, size: int, at: str = "", before: str = "", after: str = ""
-) -> tuple[list[Turn], PartSpan]:
+) -> tuple[list[Turn], Span]:
     """The turns of a stretch of a branch (``events``, consecutive depths, root first,
-    holding the anchor event when there is one) and the window over them, like ``window``.
-    Turns at a cut end that may reach past it are left out unless they hold the anchor;
-    raises NotOnBranch when the anchor is not among ``events``."""
+    holding the anchor event when there is one) and the window over them (``window``),
+    with the branch's events before and after it counted. Turns at a cut end that may
+    reach past it are left out unless they hold the anchor; raises NotOnBranch when the
+    anchor is not among ``events``."""
     turns = project(events)
     anchor = at or before or after
     lo, hi = 0, len(turns)
@@ -172,22 +157,9 @@ def part_window(
     if lo == hi:  # nothing whole in it (one batch longer than the stretch): show what was read
         lo, hi = 0, len(turns)
     turns = turns[lo:hi]
-    total = len(turns)
-    if not anchor:
-        start, end = max(0, total - size), total
-    else:
-        index = next((i for i, t in enumerate(turns) if anchor in t.event_ids), None)
-        if index is None:
-            raise NotOnBranch(anchor)
-        if before:
-            start, end = max(0, index - size), index
-        elif after:
-            start, end = index + 1, min(total, index + 1 + size)
-        else:
-            start = max(0, min(index - size // 3, total - size))
-            end = min(total, start + size)
+    start, end, total = window(turns, size, at, before, after)[:3]
     shown = [e.depth or 0 for t in turns[start:end] for e in t.events]
     if not shown:  # nothing before (or after) the anchor
         edge = next(e.depth or 0 for e in events if e.event_id == anchor)
-        return turns, PartSpan(start, end, total, edge if after else 0, leaf_depth - edge if before else 0)
-    return turns, PartSpan(start, end, total, min(shown), leaf_depth - max(shown))
+        return turns, Span(start, end, total, edge if after else 0, leaf_depth - edge if before else 0)
+    return turns, Span(start, end, total, min(shown), leaf_depth - max(shown))

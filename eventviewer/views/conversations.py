@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from contextlib import nullcontext
 from datetime import datetime, time, timedelta
 from typing import Any, TypeVar, cast
@@ -23,24 +22,18 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from eventviewer import caches, search, tasks
+from eventviewer import search, tasks
 from eventviewer.forms import ConversationListForm, EventForm, HeadForm, PathForm, RawForm, ShareForm
 from eventviewer.lookups import checked, get_conversation, get_event, get_leaf, refused_page, valid
 from eventviewer.models import Comment, Conversation, ConversationLabel, Event, Label, Run, Verdict, read_whole
 from eventviewer.scope import PageScope
 from eventviewer.trajectory import diagram, masking
-from eventviewer.trajectory.failures import failures
-from eventviewer.trajectory.projection import Turn
 from eventviewer.trajectory.reading import Reading
-from eventviewer.trajectory.timeline import Axis, timeline_axis, timeline_svg
-from eventviewer.trajectory.window import NotOnBranch, Span, problems_near, window
-from eventviewer.views import HtmxHttpRequest, deep, is_partial
+from eventviewer.views import HtmxHttpRequest, is_partial, stretch
 from eventviewer.views import turns as branch_turns
-from eventviewer.views.branches import branch_list
 from eventviewer.views.columns import sortable
-from eventviewer.views.comments import filtered_by_reviews, review_cells, review_of, with_review_counts
+from eventviewer.views.comments import filtered_by_reviews, review_cells, with_review_counts
 from eventviewer.views.hits import best_hit
-from eventviewer.views.problems import Reasons, problem_lines
 
 LIST_COLUMNS = [
     ("title", "Title"),
@@ -75,7 +68,7 @@ def cached_diagram(scope: PageScope, leaf: Event | None, reading: Reading | None
     svg: str | None = cache.get(key)
     if svg is None:
         if reading is None and leaf is not None and read_whole(leaf):
-            reading = conversation.read_path(leaf)  # (a longer branch is drawn unselected: see views.deep)
+            reading = conversation.read_path(leaf)  # (a longer branch is drawn unselected: see views.stretch)
         path = reading.path if reading else []
         problems = {}
         if reading:
@@ -95,83 +88,39 @@ def cached_diagram(scope: PageScope, leaf: Event | None, reading: Reading | None
     return mark_safe(svg)
 
 
-def _span(conversation: Conversation, reading: Reading, turns: list[Turn], params: dict[str, Any]) -> Span:
-    """The turns to show. An event beside the branch (a side event: a hook) is shown after
-    the event it ran beside, so the window around it is that event's."""
-    anchors = {k: params[k] for k in ("at", "before", "after")}
-    try:
-        return window(turns, settings.EVENTVIEWER_PAGE_SIZE, **anchors)
-    except NotOnBranch as e:
-        parent = conversation.events.filter(event_id=e.args[0]).values_list("parent__event_id", flat=True).first()
-        if parent is None or not any(parent in t.event_ids for t in turns) or not params["at"]:
-            raise Http404(f"Event {e.args[0]!r} is not on this branch.") from None
-        return window(turns, settings.EVENTVIEWER_PAGE_SIZE, at=parent)
-
-
 def conversation_page(request: HtmxHttpRequest, scope: PageScope, params: dict[str, Any]) -> HttpResponse:
-    """A branch of the conversation, for its owner's pages and for a share link."""
+    """A branch of the conversation, for its owner's pages and for a share link: what it
+    shows of the branch is read by ``views.stretch``."""
     conversation = scope.conversation
     leaf = get_leaf(conversation, params["leaf"])
-    if leaf is not None and not read_whole(leaf):
-        return _long_branch_page(request, scope, params, leaf)
-    reading = conversation.read_path(leaf) if leaf else None
-    view = params.get("view") or branch_turns.FULL
+    # A branch read a stretch at a time has no model's view to switch to.
+    view = (params.get("view") or branch_turns.FULL) if leaf is None or read_whole(leaf) else branch_turns.FULL
     scope = scope.viewing(branch_turns.view_param(view))
     context = {
         "conversation": conversation,
         "scope": scope,
         "leaf": leaf,
-        "reading": reading,
+        "reading": None,
         "is_head": leaf is not None and leaf.pk == conversation.head_id,
         "can_share": not scope.read_only and request.user.is_authenticated,
         "view": view,
     }
-    if is_partial(request) and request.htmx.target == "branch-list":
-        context.update(branch_list(request, scope, reading))  # filtered, sorted or paged in place
+    partial = is_partial(request)
+    if partial and request.htmx.target == "branch-list":
+        context.update(stretch.branch_list(request, scope, leaf))  # filtered, sorted or paged in place
         return render(request, "conversations/detail.html#branch-list", context)
-    if leaf is not None and reading is not None:
-        # What a page derives from the whole branch is kept with its reading (see caches.branch_memo).
-        def remembered(name: str, compute: Callable[[], T]) -> T:
-            return caches.branch_memo(conversation, leaf.pk, f"{name}:{view}", compute)
-
-        turns = remembered("turns", lambda: branch_turns.display_turns(reading, view))
-        span = _span(conversation, reading, turns, params)
-        reasons = Reasons.of_branch(scope, leaf, reading)
-        side = remembered("side", lambda: conversation.side_failures(list(reading.path)))
-        ended = remembered("ended", lambda: conversation.run_end_errors(reading.path[-1]))
-        found = remembered("found", lambda: failures(reading, side, ended))
-        context["window"] = span
-        context["rows"] = branch_turns.build_rows(conversation, reading, turns, span, leaf, reasons, found)
-        context["at"] = params["at"]
-        context["branch_usage"] = remembered("usage", lambda: conversation.usage_of(reading.path))
-        context["failures"], context["first_failure"] = remembered(
-            "failures", lambda: branch_turns.failure_summary(conversation, found, turns)
-        )
-        context["drift"] = conversation.workspace_drift(reading.path)
-        context["review"] = review_of(request, scope, leaf, reading)
-
-        def strip() -> tuple[str, Axis | None]:
-            def link(eid: str) -> str:
-                return scope.url(leaf=leaf.event_id, at=eid) + f"#event-{eid}"
-
-            marks = branch_turns.timeline_marks(reading, turns)
-            return timeline_svg(marks, link), timeline_axis(marks)
-
-        svg, context["timeline_axis"] = remembered(f"timeline:{scope.base}", strip)
-        context["timeline"] = mark_safe(svg)  # built from escaped text only (trajectory.timeline)
-        if is_partial(request) and (params["before"] or params["after"]):
-            partial = "earlier" if params["before"] else "later"
-            return render(request, f"conversations/detail.html#{partial}", context)
-        near = problems_near(reading, span, found=found, only=params.get("problem") or "")
-        context["problems"] = problem_lines(conversation, near, reading, reasons, side, ended)
-        context["problem_filter"] = params.get("problem") or ""
-        context["problem_total"] = len(found.kinds)
-    context["diagram"] = cached_diagram(scope, leaf, reading)
+    if leaf is not None:
+        context.update(stretch.page_context(request, scope, leaf, params, view))
+        if partial and (params["before"] or params["after"]):
+            return render(request, f"conversations/detail.html#{'earlier' if params['before'] else 'later'}", context)
+    reading = context["reading"]
+    assert reading is None or isinstance(reading, Reading)
+    context["diagram"] = cached_diagram(scope, leaf, reading if reading and reading.whole else None)
     context["legend"] = diagram.LEGEND
-    context.update(branch_list(request, scope, reading))
+    context.update(stretch.branch_list(request, scope, leaf))
     if context["can_share"]:
         context.update(_share_panel(conversation, leaf, params["at"]))
-    if is_partial(request):
+    if partial:
         return render(request, "conversations/detail.html#workspace", context)
     return render(request, "conversations/detail.html", context)
 
@@ -186,33 +135,6 @@ def _share_panel(conversation: Conversation, leaf: Event | None, at: str) -> dic
         "ended_links": [s for s in links if not s.is_active],
         "share_form": ShareForm(initial={"leaf": leaf.event_id if leaf else "", "focus": at}),
     }
-
-
-def _long_branch_page(request: HtmxHttpRequest, scope: PageScope, params: dict[str, Any], leaf: Event) -> HttpResponse:
-    """A branch too long to read whole: a window read from a stretch of it (views.deep)."""
-    conversation = scope.conversation
-    context = {
-        "conversation": conversation,
-        "scope": scope,
-        "leaf": leaf,
-        "is_head": leaf.pk == conversation.head_id,
-        "can_share": not scope.read_only and request.user.is_authenticated,
-    }
-    partial = is_partial(request)
-    if partial and request.htmx.target == "branch-list":
-        context.update(deep.branch_list(request, scope, leaf))
-        return render(request, "conversations/detail.html#branch-list", context)
-    context.update(deep.page_context(request, scope, leaf, params))
-    if partial and (params["before"] or params["after"]):
-        return render(request, f"conversations/detail.html#{'earlier' if params['before'] else 'later'}", context)
-    context["diagram"] = cached_diagram(scope, leaf)
-    context["legend"] = diagram.LEGEND
-    context.update(deep.branch_list(request, scope, leaf))
-    if context["can_share"]:
-        context.update(_share_panel(conversation, leaf, params["at"]))
-    if partial:
-        return render(request, "conversations/detail.html#workspace", context)
-    return render(request, "conversations/detail.html", context)
 
 
 def _listed(params: dict[str, Any]) -> QuerySet[Conversation]:

@@ -20,7 +20,7 @@ from eventviewer.trajectory.pairing import Mismatch
 from eventviewer.trajectory.projection import Turn, project
 from eventviewer.trajectory.reading import Reading
 from eventviewer.trajectory.timeline import Mark
-from eventviewer.trajectory.window import PartSpan, Span
+from eventviewer.trajectory.window import Span
 from eventviewer.views.problems import Part, Reasons, describe_failure
 
 FULL, MODEL = "full", "model"  # the two ways to read a branch (?view=)
@@ -89,7 +89,7 @@ def build_rows(
     conversation: Conversation,
     reading: Reading,
     turns: Sequence[Turn],
-    span: Span | PartSpan,
+    span: Span,
     leaf: Light | Event,
     reasons: Reasons,
     failing: Failures | None = None,

@@ -104,6 +104,22 @@ def test_a_stretch_shows_the_window_the_whole_branch_shows(mode, reach):
         assert part.has_later == (span.end < span.total)
 
 
+@pytest.mark.parametrize("mode", ["", "at", "before", "after"])
+def test_a_branch_read_whole_is_one_stretch(mode):
+    """A stretch that holds the whole branch is cut nowhere: its turns and window are the
+    whole read's, and what it says lies beyond the window too."""
+    path = long_path(60)
+    tail = [act("t1", "ct1", response="rt"), act("t2", "ct2", response="rt")]  # a batch at the leaf
+    path += [replace(e, depth=len(path) + i) for i, e in enumerate(tail)]
+    whole = project(path)
+    for anchor in [t.events[-1] for t in whole][::3] if mode else [None]:
+        given = {mode: anchor.event_id} if mode else {}
+        span = window(whole, 10, **given)
+        turns, part = part_window(path, len(path) - 1, 10, **given)
+        assert turns == whole and part[:3] == span[:3], (mode, anchor)
+        assert (part.has_earlier, part.has_later) == (span.has_earlier, span.has_later), (mode, anchor)
+
+
 def test_a_stretch_without_the_anchor_says_so():
     path = long_path(10)
     with pytest.raises(NotOnBranch):

@@ -56,6 +56,11 @@ def test_a_span_knows_what_lies_beyond_it():
     assert (middle.has_earlier, middle.has_later, middle.later_count) == (True, True, 10)
     whole = Span(0, 30, 30)
     assert (whole.has_earlier, whole.has_later, whole.later_count) == (False, False, 0)
+    # A stretch of a longer branch counts the branch's events beyond the window, not its turns.
+    cut = Span(0, 30, 30, earlier=500, later=40)
+    assert (cut.has_earlier, cut.has_later, cut.later_count) == (True, True, 40)
+    newest = Span(10, 30, 30, earlier=900, later=0)
+    assert (newest.has_earlier, newest.has_later, newest.later_count) == (True, False, 0)
 
 
 def test_problems_are_placed_before_in_or_after_the_window_within_reach():
