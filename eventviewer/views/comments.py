@@ -3,6 +3,7 @@ panel, verdicts, and the forms that write them (htmx, with a plain form behind i
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from django.contrib.auth.decorators import login_not_required
@@ -14,6 +15,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from eventviewer.forms import ReviewFilters
 from eventviewer.lookups import get_conversation
 from eventviewer.models import Comment, ConversationLabel, Event, Label, Verdict
 from eventviewer.scope import Scope
@@ -255,8 +257,9 @@ def _counted(rows: QuerySet) -> Coalesce:
 
 
 def with_review_counts(conversations: QuerySet) -> QuerySet:
-    """The list's review columns: open and all threads, labels (on comments or the
-    conversation) and verdicts, one subquery each so that no join multiplies the rows."""
+    """The review columns: open and all threads, labels (on comments or the conversation)
+    and verdicts, one subquery each so that no join multiplies the rows. ``conversations``
+    are conversations or a run's instances (an instance's pk is its conversation's)."""
     threads = Comment.objects.filter(conversation=OuterRef("pk"), parent__isnull=True)
     labelled = Comment.labels.through.objects.filter(comment__conversation=OuterRef("pk"))
     return conversations.annotate(
@@ -275,7 +278,8 @@ def with_review_counts(conversations: QuerySet) -> QuerySet:
 
 
 def filtered_by_reviews(conversations: QuerySet, params: dict) -> QuerySet:
-    """The list's ?label=, ?verdict= and ?comments= filters."""
+    """The ?label=, ?verdict= and ?comments= filters (ReviewFilters), of conversations or
+    of instances, as with_review_counts."""
     mine = OuterRef("pk")
     if name := params.get("label"):
         on_comment = Comment.objects.filter(conversation=mine, labels__name=name)
@@ -293,9 +297,24 @@ def filtered_by_reviews(conversations: QuerySet, params: dict) -> QuerySet:
     return conversations
 
 
-def review_cells(conversations: list) -> None:
-    """Each listed conversation's labels and verdicts, read for the page's rows at once."""
-    pks = [c.pk for c in conversations]
+REVIEW_COLUMNS = ("comments", "labels", "verdicts")
+
+
+def reviewing(params: dict, sort: str) -> bool:
+    """Whether a table shows its review columns: once a team reviews, or when its query
+    asks for them (empty columns would take the title's room)."""
+    return (
+        any(params.get(k) for k in ReviewFilters.REVIEW_FILTERS)
+        or sort in REVIEW_COLUMNS
+        or Comment.objects.exists()
+        or ConversationLabel.objects.exists()
+        or Verdict.objects.exists()
+    )
+
+
+def review_marks(pks: Collection[int]) -> dict[int, tuple[list[str], list[str]]]:
+    """Conversation pk -> its labels (on it or its comments) and its verdicts, sorted:
+    read for a page's rows at once, three queries whatever their number."""
     labels: dict[int, set[str]] = {}
     for conversation_id, name in Comment.labels.through.objects.filter(comment__conversation__in=pks).values_list(
         "comment__conversation", "label__name"
@@ -308,6 +327,11 @@ def review_cells(conversations: list) -> None:
     verdicts: dict[int, list[str]] = {}
     for conversation_id, outcome in Verdict.objects.filter(conversation__in=pks).values_list("conversation", "outcome"):
         verdicts.setdefault(conversation_id, []).append(outcome)
+    return {pk: (sorted(labels.get(pk, ())), sorted(verdicts.get(pk, []))) for pk in pks}
+
+
+def review_cells(conversations: list) -> None:
+    """Each listed conversation's labels and verdicts, read for the page's rows at once."""
+    marks = review_marks([c.pk for c in conversations])
     for c in conversations:
-        c.review_labels = sorted(labels.get(c.pk, ()))
-        c.review_verdicts = sorted(verdicts.get(c.pk, []))
+        c.review_labels, c.review_verdicts = marks[c.pk]
