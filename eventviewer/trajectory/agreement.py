@@ -73,7 +73,7 @@ class Pair:
 
 @dataclass(frozen=True)
 class Agreement:
-    reviewers: list[str]  # everyone who gave a verdict, in name order
+    reviewers: list[str]  # everyone who gave a verdict, in name order (case aside)
     pairs: list[Pair]  # each pair that judged an item in common, the most items in common first
 
     @property
@@ -88,7 +88,7 @@ def agreement(verdicts: Iterable[tuple[Hashable, str, str]]) -> Agreement:
     by_reviewer: dict[str, dict[Hashable, str]] = {}
     for item, reviewer, verdict in verdicts:
         by_reviewer.setdefault(reviewer, {})[item] = verdict
-    reviewers = sorted(by_reviewer)
+    reviewers = sorted(by_reviewer, key=lambda name: (name.casefold(), name))
     pairs = []
     for a, b in combinations(reviewers, 2):
         common = by_reviewer[a].keys() & by_reviewer[b].keys()
