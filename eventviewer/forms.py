@@ -90,7 +90,30 @@ class SortedForm(forms.Form):
         return [first, self.TIEBREAK]
 
 
-class ConversationListForm(SortedForm):
+# The review columns' sorts, each annotated by views.comments.with_review_counts.
+REVIEW_SORTS = {"comments": "comment_open", "labels": "label_count", "verdicts": "verdict_count"}
+
+
+class ReviewFilters(forms.Form):
+    """The review filters of a table of conversations (the list, a run's instances): a label
+    on the conversation or one of its comments; a verdict given (none: no verdict yet);
+    comment threads open, any or none."""
+
+    VERDICTS = [("", "any"), ("pass", "pass"), ("fail", "fail"), ("unsure", "unsure"), ("none", "none")]
+    COMMENTS = [("", "any or none"), ("open", "open"), ("any", "any"), ("none", "none")]
+    label = forms.CharField(max_length=100, required=False)
+    verdict = forms.ChoiceField(choices=VERDICTS, required=False)
+    comments = forms.ChoiceField(choices=COMMENTS, required=False)
+    REVIEW_FILTERS = ("label", "verdict", "comments")
+
+    def clean_label(self) -> str:
+        name: str = self.cleaned_data["label"].strip()
+        if name and not Label.objects.filter(name=name).exists():
+            raise forms.ValidationError(f"there is no label {name!r}")
+        return name
+
+
+class ConversationListForm(ReviewFilters, SortedForm):
     DEFAULT_SORT = "imported"
     ASCENDING = ("title", "run")
     SORTS = {
@@ -107,10 +130,7 @@ class ConversationListForm(SortedForm):
         "duration": "duration",
         "started": "listed_started",  # annotated: the first event's timestamp
         "run": "instance__run__name",  # conversations outside a run last
-        # annotated by views.comments.with_review_counts
-        "comments": "comment_open",
-        "labels": "label_count",
-        "verdicts": "verdict_count",
+        **REVIEW_SORTS,
     }
     q = forms.CharField(max_length=200, required=False)
     status = forms.CharField(max_length=40, required=False)
@@ -123,21 +143,6 @@ class ConversationListForm(SortedForm):
     imported_to = forms.DateField(required=False)
     page = forms.IntegerField(min_value=1, required=False)
     run = SlugsField()  # only these evaluation runs' instances
-    # Reviews: a label on the conversation or one of its comments; a verdict given (none: no verdict yet)
-    label = forms.CharField(max_length=100, required=False)
-    verdict = forms.ChoiceField(
-        choices=[("", "any"), ("pass", "pass"), ("fail", "fail"), ("unsure", "unsure"), ("none", "none")],
-        required=False,
-    )
-    comments = forms.ChoiceField(
-        choices=[("", "any or none"), ("open", "open"), ("any", "any"), ("none", "none")], required=False
-    )
-
-    def clean_label(self) -> str:
-        name: str = self.cleaned_data["label"].strip()
-        if name and not Label.objects.filter(name=name).exists():
-            raise forms.ValidationError(f"there is no label {name!r}")
-        return name
 
     def add_prefix(self, field_name: str) -> str:
         return {"imported_from": "from", "imported_to": "to"}.get(field_name, field_name)
@@ -350,10 +355,10 @@ class RangeField(forms.CharField):
         return bounds
 
 
-class RunForm(SortedForm):
+class RunForm(ReviewFilters, SortedForm):
     """A run's instances: ``q`` filters by instance id, ``outcome`` by outcome, ``pattern``
-    by failure pattern, ``pending=1`` to those with pending or mismatched results;
-    ``sort`` and ``dir`` order them, ``page`` pages them."""
+    by failure pattern, ``pending=1`` to those with pending or mismatched results, and by
+    reviews as the list does (ReviewFilters); ``sort`` and ``dir`` order them, ``page`` pages them."""
 
     DEFAULT_SORT = "instance"
     ASCENDING = ("instance", "outcome", "failure")
@@ -368,6 +373,7 @@ class RunForm(SortedForm):
         "cost": "conversation__cost",
         "duration": "conversation__duration",
         "failure": "first_failure_kind",
+        **REVIEW_SORTS,
     }
     q = forms.CharField(max_length=200, required=False)
     outcome = forms.ChoiceField(choices=[(k, k) for k in runs.OUTCOMES], required=False)
@@ -377,6 +383,12 @@ class RunForm(SortedForm):
     cost = RangeField()
     duration = RangeField()
     page = forms.IntegerField(min_value=1, required=False)
+
+
+class RunReviewsForm(forms.Form):
+    """A run's reviews as a download: ``format`` jsonl or csv (as ``manage.py export_reviews``)."""
+
+    format = forms.ChoiceField(choices=[("jsonl", "jsonl"), ("csv", "csv")])
 
 
 class RunExportForm(forms.Form):

@@ -98,6 +98,7 @@ app_patterns = [
     path("runs/compare/", runs.run_compare, name="run-compare"),  # ?a=<slug>&b=<slug>
     path("runs/<slug:slug>/", runs.run_detail, name="run"),
     path("runs/<slug:slug>/export.jsonl", exports.run_export, name="run-export"),  # ?format=
+    path("runs/<slug:slug>/export-reviews/", exports.run_reviews, name="run-reviews"),  # ?format=jsonl|csv
     path("api/conversations/", api.conversations, name="api-conversations"),
     path("api/conversations/<str:conversation_id>/path/", api.path, name="api-path"),
     path("api/conversations/<str:conversation_id>/search/", api.search, name="api-search"),

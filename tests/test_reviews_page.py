@@ -82,9 +82,11 @@ def test_replies_edit_and_delete_own(user_client, branching, django_user_model):
     comment(user_client, url, event_id=root, leaf=one, body="why?")
     first = Comment.objects.get()
     comment(user_client, url, parent=str(first.pk), leaf=one, body="because")
-    assert "because" in text_of(page(user_client, branching, one), f"comments-{root}")
+    thread = text_of(page(user_client, branching, one), f"comments-{root}")
+    assert "because" in thread and "edited" not in thread  # new comments are not marked edited
     user_client.post(f"{url}{first.pk}/", {"action": "edit", "body": "why, really?", "leaf": one})
-    assert "why, really?" in text_of(page(user_client, branching, one), f"comments-{root}")
+    thread = text_of(page(user_client, branching, one), f"comments-{root}")
+    assert "why, really?" in thread and thread.count("edited") == 1
     other = Client()
     other.force_login(django_user_model.objects.create_user("someone-else", password="a-long-test-password"))
     assert other.post(f"{url}{first.pk}/", {"action": "delete", "leaf": one}).status_code == 403

@@ -3,7 +3,7 @@ panel, verdicts, and the forms that write them (htmx, with a plain form behind i
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +16,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from eventviewer.forms import ReviewFilters
 from eventviewer.lookups import get_conversation
 from eventviewer.models import Comment, Conversation, ConversationLabel, Event, Label, Verdict
 from eventviewer.scope import PageScope, Scope
@@ -260,22 +261,25 @@ def _counted(rows: QuerySet[Any], by: str = "conversation") -> Coalesce:
     return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
 
 
-def with_review_counts(conversations: QuerySet[Conversation]) -> QuerySet[Conversation]:
-    """The list's review columns: open and all threads, labels (on comments or the
-    conversation) and verdicts, one subquery each so that no join multiplies the rows."""
+def with_review_counts(conversations: QuerySet[Any]) -> QuerySet[Any]:
+    """The review columns: open and all threads, labels (on comments or the conversation)
+    and verdicts, one subquery each so that no join multiplies the rows. ``conversations``
+    are conversations or a run's instances (an instance's pk is its conversation's)."""
     threads = Comment.objects.filter(conversation=OuterRef("pk"), parent__isnull=True)
     labelled = Comment.labels.through.objects.filter(comment__conversation=OuterRef("pk"))
-    return conversations.annotate(
+    counted: QuerySet[Any] = conversations.annotate(
         comment_open=_counted(threads.filter(resolved=False)),
         comment_total=_counted(threads),
         label_count=_counted(labelled, "comment__conversation")
         + _counted(ConversationLabel.objects.filter(conversation=OuterRef("pk"))),
         verdict_count=_counted(Verdict.objects.filter(conversation=OuterRef("pk"))),
     )
+    return counted
 
 
-def filtered_by_reviews(conversations: QuerySet[Conversation], params: dict[str, Any]) -> QuerySet[Conversation]:
-    """The list's ?label=, ?verdict= and ?comments= filters."""
+def filtered_by_reviews(conversations: QuerySet[Any], params: dict[str, Any]) -> QuerySet[Any]:
+    """The ?label=, ?verdict= and ?comments= filters (ReviewFilters), of conversations or
+    of instances, as with_review_counts."""
     mine = OuterRef("pk")
     if name := params.get("label"):
         on_comment = Comment.objects.filter(conversation=mine, labels__name=name)
@@ -293,9 +297,24 @@ def filtered_by_reviews(conversations: QuerySet[Conversation], params: dict[str,
     return conversations
 
 
-def review_cells(conversations: list[Conversation]) -> None:
-    """Each listed conversation's labels and verdicts, read for the page's rows at once."""
-    pks = [c.pk for c in conversations]
+REVIEW_COLUMNS = ("comments", "labels", "verdicts")
+
+
+def reviewing(params: dict[str, Any], sort: str) -> bool:
+    """Whether a table shows its review columns: once a team reviews, or when its query
+    asks for them (empty columns would take the title's room)."""
+    return (
+        any(params.get(k) for k in ReviewFilters.REVIEW_FILTERS)
+        or sort in REVIEW_COLUMNS
+        or Comment.objects.exists()
+        or ConversationLabel.objects.exists()
+        or Verdict.objects.exists()
+    )
+
+
+def review_marks(pks: Collection[int]) -> dict[int, tuple[list[str], list[str]]]:
+    """Conversation pk -> its labels (on it or its comments) and its verdicts, sorted:
+    read for a page's rows at once, three queries whatever their number."""
     labels: dict[int, set[str]] = {}
     for conversation_id, name in Comment.labels.through.objects.filter(comment__conversation__in=pks).values_list(
         "comment__conversation_id", "label__name"
@@ -310,6 +329,11 @@ def review_cells(conversations: list[Conversation]) -> None:
         "conversation_id", "outcome"
     ):
         verdicts.setdefault(conversation_id, []).append(outcome)
-    for c in conversations:  # the list template's cells, set on its rows
-        c.review_labels = sorted(labels.get(c.pk, ()))  # type: ignore[attr-defined]
-        c.review_verdicts = sorted(verdicts.get(c.pk, []))  # type: ignore[attr-defined]
+    return {pk: (sorted(labels.get(pk, ())), sorted(verdicts.get(pk, []))) for pk in pks}
+
+
+def review_cells(conversations: list[Conversation]) -> None:
+    """Each listed conversation's labels and verdicts, read for the page's rows at once."""
+    marks = review_marks([c.pk for c in conversations])
+    for c in conversations:
+        c.review_labels, c.review_verdicts = marks[c.pk]

@@ -25,14 +25,20 @@ from django.views.decorators.vary import vary_on_headers
 from eventviewer import search, tasks
 from eventviewer.forms import ConversationListForm, EventForm, HeadForm, PathForm, RawForm, ShareForm
 from eventviewer.lookups import checked, get_conversation, get_event, get_leaf, refused_page, valid
-from eventviewer.models import Comment, Conversation, ConversationLabel, Event, Label, Run, Verdict, read_whole
+from eventviewer.models import Conversation, Event, Label, Run, read_whole
 from eventviewer.scope import PageScope
 from eventviewer.trajectory import diagram, masking
 from eventviewer.trajectory.reading import Reading
 from eventviewer.views import HtmxHttpRequest, is_partial, stretch
 from eventviewer.views import turns as branch_turns
 from eventviewer.views.columns import sortable
-from eventviewer.views.comments import filtered_by_reviews, review_cells, with_review_counts
+from eventviewer.views.comments import (
+    REVIEW_COLUMNS,
+    filtered_by_reviews,
+    review_cells,
+    reviewing,
+    with_review_counts,
+)
 from eventviewer.views.hits import best_hit
 
 LIST_COLUMNS = [
@@ -53,7 +59,6 @@ LIST_COLUMNS = [
     ("started", "Started"),
     ("imported", "Imported"),
 ]
-REVIEW_COLUMNS = ("comments", "labels", "verdicts")
 T = TypeVar("T")
 SHARE_LINKS_LISTED = 50
 SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -224,16 +229,9 @@ def conversation_list(request: HtmxHttpRequest) -> HttpResponse:
             for c in page.object_list:
                 c.hit = best_hit(PageScope(c), query)  # type: ignore[attr-defined]  # for its row
     sort, direction = form.sorted_by()
-    reviewed = ("label", "verdict", "comments")
-    # The review columns once a team reviews (or asks for them): empty columns take the title's room.
-    reviewing = (
-        any(params[k] for k in reviewed)
-        or sort in REVIEW_COLUMNS
-        or Comment.objects.exists()
-        or ConversationLabel.objects.exists()
-        or Verdict.objects.exists()
-    )
-    shown = [c for c in LIST_COLUMNS if reviewing or c[0] not in REVIEW_COLUMNS]
+    reviewed = ConversationListForm.REVIEW_FILTERS
+    review_columns = reviewing(params, sort)
+    shown = [c for c in LIST_COLUMNS if review_columns or c[0] not in REVIEW_COLUMNS]
     columns = sortable(
         shown, sort, direction, ascending=form.ASCENDING, text=("title", "run", "status", "started", "imported")
     )
@@ -244,7 +242,7 @@ def conversation_list(request: HtmxHttpRequest) -> HttpResponse:
         "page": page,
         "q": params["q"].strip(),
         "runs": picked,
-        "reviewing": reviewing,
+        "reviewing": review_columns,
         "params": params,
         "filtered": filtered,
         "statuses": _choices("listed_status"),

@@ -24,11 +24,12 @@ from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_safe
 
 from eventviewer import search
-from eventviewer.forms import ConversationExportForm, ExportForm, RawForm, RunExportForm
+from eventviewer.forms import ConversationExportForm, ExportForm, RawForm, RunExportForm, RunReviewsForm
 from eventviewer.imports import reviews
 from eventviewer.imports.packing import unpack
 from eventviewer.lookups import checked, get_conversation, get_leaf, valid
 from eventviewer.models import PAYLOAD_CHUNK, Conversation, ConversationState, EventPayload, Instance, Run
+from eventviewer.review_export import review_lines, review_rows
 from eventviewer.scope import MAX_NESTING, PageScope, SharedScope
 from eventviewer.trajectory import export, kinds, markdown, masking
 from eventviewer.trajectory.events import Light, one_line
@@ -404,6 +405,19 @@ def run_export(request: HtmxHttpRequest, slug: str) -> StreamingHttpResponse:
     run = get_object_or_404(Run, slug=slug)
     what = valid(RunExportForm, request.GET)["format"]
     return _download(_run_lines(run, what), f"{_name(run.slug)}.{what}.jsonl", "application/x-ndjson")
+
+
+REVIEW_TYPES = {"jsonl": "application/x-ndjson", "csv": "text/csv; charset=utf-8"}
+
+
+@require_safe
+def run_reviews(request: HtmxHttpRequest, slug: str) -> StreamingHttpResponse:
+    """``/runs/<slug>/export-reviews/?format=jsonl|csv``: every comment, label and verdict on
+    the run's instances, the rows ``manage.py export_reviews --run`` writes, streamed."""
+    run = get_object_or_404(Run, slug=slug)
+    what = valid(RunReviewsForm, request.GET)["format"]
+    lines = (line.encode() for line in review_lines(review_rows(run), what))
+    return _download(lines, f"{_name(run.slug)}.reviews.{what}", REVIEW_TYPES[what])
 
 
 def _list_lines(found: QuerySet[Conversation], what: str, pks: list[int] | None = None) -> Iterator[bytes]:

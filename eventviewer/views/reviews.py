@@ -148,8 +148,11 @@ def add_comment(
         if event.depth is not None and Event.objects.at_depths(leaf, [event.depth]).get(event.depth) != event.pk:
             raise Refused(400, f"leaf: event {event_id!r} is not on the branch ending at {leaf_id!r}")
     _check_rate(user_id, share)
+    now = timezone.now()  # one moment for both: a later updated_at says "edited"
     with transaction.atomic():
         comment = Comment.objects.create(
+            created_at=now,
+            updated_at=now,
             conversation=conversation,
             event_id=event_id,
             leaf_event_id=leaf_id,

@@ -18,12 +18,14 @@ from django.views.decorators.vary import vary_on_headers
 
 from eventviewer.forms import RunCompareForm, RunForm, RunsCompareForm
 from eventviewer.lookups import checked
-from eventviewer.models import Instance, Run
+from eventviewer.models import Instance, Label, Run, Verdict
 from eventviewer.scope import event_path
 from eventviewer.templatetags.eventviewer import dollars, duration
 from eventviewer.trajectory import charts, patterns, runs
+from eventviewer.trajectory.agreement import MIN_OVERLAP, Agreement, agreement
 from eventviewer.views import HtmxHttpRequest, is_partial
 from eventviewer.views.columns import sortable
+from eventviewer.views.comments import REVIEW_COLUMNS, filtered_by_reviews, review_marks, reviewing, with_review_counts
 
 SHOWN = Q(instances__conversation__deleting=False)  # a conversation being deleted is shown nowhere
 RUN_COLUMNS = [
@@ -31,6 +33,9 @@ RUN_COLUMNS = [
     ("outcome", "Outcome"),
     ("problems", "Problems"),
     ("failures", "Failures"),
+    ("comments", "Comments"),
+    ("labels", "Labels"),
+    ("verdicts", "Verdicts"),
     ("turns", "Turns"),
     ("tokens", "Tokens"),
     ("cost", "Cost"),
@@ -103,6 +108,15 @@ def _links(run: Run, instance_ids: list[str]) -> dict[str, str]:
     return {i: link.replace("/-/", f"/{cid}/") for i, cid in rows}
 
 
+AGREEMENT_PAIRS = 45  # the pairs of reviewers the table shows at most: ten reviewers'
+
+
+def run_agreement(shown: QuerySet[Instance]) -> Agreement:
+    """How the reviewers of these instances agree: every verdict on them, read once."""
+    verdicts = Verdict.objects.filter(conversation__in=shown.values("pk"))
+    return agreement(verdicts.values_list("conversation_id", "reviewer", "outcome").iterator())
+
+
 @require_safe
 def run_list(request: HtmxHttpRequest) -> HttpResponse:
     found = Run.objects.annotate(
@@ -134,6 +148,7 @@ def run_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         instances = instances.filter(pattern=pattern)
     if pending:
         instances = instances.filter(problems__gt=0)
+    instances = with_review_counts(filtered_by_reviews(instances, form.cleaned_data))
     for name, column in CHARTED:
         if form.cleaned_data[name]:
             low, high = form.cleaned_data[name]
@@ -144,6 +159,7 @@ def run_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     # Plain rows, each with its link made here: model instances and a reverse() per row
     # cost more than the rest of the page.
     rows = instances.order_by(*form.ordering()).values(
+        "pk",
         "instance_id",
         "outcome",
         "error",
@@ -155,6 +171,10 @@ def run_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         "first_failure_kind",
         "first_failure_tool",
         "first_failure_text",
+        "comment_open",
+        "comment_total",
+        "label_count",
+        "verdict_count",
         cid=F("conversation__conversation_id"),
         cost=F("conversation__cost"),
         duration=F("conversation__duration"),
@@ -163,14 +183,19 @@ def run_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
     page: Page[Any] = Paginator(rows, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(form.cleaned_data["page"] or 1)
     page.object_list = list(page.object_list)
     link = reverse("eventviewer:conversation", args=["-"])
+    sort, direction = form.sorted_by()
+    review_columns = reviewing(form.cleaned_data, sort)
+    marks = review_marks([row["pk"] for row in page.object_list]) if review_columns else {}
     for row in page.object_list:
+        row["review_labels"], row["review_verdicts"] = marks.get(row["pk"], ([], []))
         row["url"] = link.replace("/-/", f"/{row['cid']}/")
         if row["first_failure"]:
             row["failure_url"] = row["url"] + event_path(row["first_failure"])
         row["label"] = runs.OUTCOME_LABELS.get(row["outcome"], row["outcome"])
     examples = _links(run, [i for p in found_patterns for i in p.examples])
-    sort, direction = form.sorted_by()
-    columns = sortable(RUN_COLUMNS, sort, direction, ascending=form.ASCENDING, text=form.ASCENDING)
+    shown_columns = [c for c in RUN_COLUMNS if review_columns or c[0] not in REVIEW_COLUMNS]
+    columns = sortable(shown_columns, sort, direction, ascending=form.ASCENDING, text=form.ASCENDING)
+    agreed = run_agreement(shown)
     context = {
         "run": run,
         "model": runs.model_of(run.metadata, None),
@@ -190,6 +215,15 @@ def run_detail(request: HtmxHttpRequest, slug: str) -> HttpResponse:
         # Built from numbers, our outcome names and escaped links (trajectory.charts).
         "charts": [(title, mark_safe(svg)) for title, svg in _charts(shown, form)],
         "others": Run.objects.exclude(pk=run.pk).only("name", "slug"),
+        "reviewing": review_columns,
+        "params": form.cleaned_data,
+        "labels": Label.objects.values_list("name", flat=True),
+        "verdict_choices": RunForm.VERDICTS,
+        "comment_choices": RunForm.COMMENTS,
+        "agreement": agreed,
+        "agreement_pairs": agreed.pairs[:AGREEMENT_PAIRS],
+        "agreement_more": max(0, len(agreed.pairs) - AGREEMENT_PAIRS),
+        "min_overlap": MIN_OVERLAP,
     }
     if is_partial(request):
         return render(request, "runs/detail.html#instances", context)

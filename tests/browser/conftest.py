@@ -23,7 +23,7 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from eventviewer.imports.importer import import_paths
-from eventviewer.models import Conversation, ShareLink
+from eventviewer.models import Conversation, Instance, ShareLink, Verdict
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -318,6 +318,11 @@ def page_types(demo, make_user, tmp_path) -> list[PageType]:
     evaluation = ROOT / "tests" / "fixtures" / "evaluation"
     (pending, *_) = import_paths([(evaluation / "parallel-pending.jsonl", "parallel-pending.jsonl")], run="fixtures")
     import_paths([(evaluation / "output.jsonl", "output.jsonl")], run="safety")
+    for i, instance in enumerate(Instance.objects.filter(run__slug="safety")):  # two reviewers: the agreement
+        for reviewer in ("Ana (via share link: a long note to wrap at 360 px)", "owner"):
+            Verdict.objects.create(
+                conversation=instance.conversation, reviewer=reviewer, outcome=("pass", "fail")[i % 2]
+            )
     return [
         PageType("list", "/", True),
         PageType("conversation", branching.get_absolute_url(), True),
@@ -342,6 +347,7 @@ def page_types(demo, make_user, tmp_path) -> list[PageType]:
         PageType("import", "/import/", True),
         PageType("runs", "/runs/", True),
         PageType("run", "/runs/fixtures/", True),
+        PageType("run reviewed", "/runs/safety/?sort=verdicts&comments=none", True),
         PageType("runs compared", "/runs/compare/?a=fixtures&b=safety", True),
         PageType("instance", pending.conversation.get_absolute_url(), True),
         PageType("revoke", f"{branching.get_absolute_url()}share/{share.pk}/revoke/", True),

@@ -138,3 +138,40 @@ def test_several_runs_side_by_side_then_the_list_of_their_instances(new_context,
     lines = Path(download.value.path()).read_text().splitlines()
     assert len(lines) == 2 and all('"run":"fixtures"' in line for line in lines)
     assert page.evaluate(WIDE), "the list scrolls sideways"
+
+
+@pytest.mark.parametrize("width", [1280, 360])
+def test_a_reviewer_sorts_the_run_by_verdicts_and_downloads_its_reviews(new_context, runs, width):
+    import io
+
+    from django.core.management import call_command
+
+    from eventviewer.models import Instance, Verdict
+
+    first, last = Instance.objects.filter(run__slug="fixtures").order_by("instance_id")
+    for reviewer in ("ann", "bob"):  # the most verdicts on the instance listed first by id
+        Verdict.objects.create(conversation=first.conversation, reviewer=reviewer, outcome="fail")
+    Verdict.objects.create(conversation=last.conversation, reviewer="ann", outcome="pass")
+    page = new_context(viewport={"width": width, "height": 800}).new_page()
+    page.goto("/runs/")
+    page.get_by_role("link", name="fixtures", exact=True).click()
+    table = page.locator("#instance-table")
+    expect(table.locator("tbody tr").first).to_contain_text(first.instance_id)  # by instance id
+    table.locator("thead").get_by_role("link", name="Verdicts").click()
+    expect(page).to_have_url(re.compile(r"sort=verdicts&dir=desc"))
+    expect(table.locator("tbody tr").first).to_contain_text(first.instance_id)
+    expect(table.locator("tbody tr").first.locator(".badge.verdict-fail")).to_have_count(2)
+    table.locator("thead").get_by_role("link", name=re.compile("Verdicts")).click()  # again: the other way
+    expect(page).to_have_url(re.compile(r"sort=verdicts&dir=asc"))
+    expect(table.locator("tbody tr").first).to_contain_text(last.instance_id)
+    expect(page.locator("#run-agreement")).to_contain_text("ann · bob")
+    expect(page.locator("#run-agreement")).to_contain_text("not enough overlap")
+    assert page.evaluate(WIDE), "the run page scrolls sideways"
+
+    with page.expect_download() as download:
+        page.locator("#run-facts").get_by_role("link", name="CSV").click()
+    assert download.value.suggested_filename == "fixtures.reviews.csv"
+    written = io.StringIO()
+    call_command("export_reviews", "--run", "fixtures", "--format", "csv", stdout=written)
+    assert Path(download.value.path()).read_text() == written.getvalue()
+    assert written.getvalue().count("\n") == 4  # the header and three verdicts

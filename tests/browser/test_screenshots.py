@@ -122,3 +122,58 @@ def test_run_screenshot(shot, demo):
     page.get_by_role("link", name="parallel-pending", exact=True).click()
     expect(page.locator("#instance-table tbody tr")).to_have_count(2)
     save("run.png")
+
+
+def test_review_screenshot(new_context, demo, make_user):
+    """The review loop: a thread on a pending action's card, labelled and answered, and the
+    Comments panel open with two reviewers' verdicts (docs/sharing.md; the card alone for the README)."""
+    from eventviewer.models import Comment, Verdict
+
+    from ..reviewing import make_default_labels
+    from .conftest import log_in
+
+    make_default_labels()
+    conversation = demo["confirmation-pending"]
+    make_user("reviewer-lead")
+    page, _ = screenshooter(new_context, VIEWPORT)
+    log_in(page, "reviewer-lead")
+    page.goto(conversation.get_absolute_url())
+    card = page.locator("#turns .problem.pending").first
+    card.locator("[data-comment-form] > summary").click()
+    form = card.locator("[data-comment-form] form")
+    form.get_by_label("Comment on this event").fill("This call is **never** answered: the run waits on it.")
+    form.get_by_label("root cause").check()
+    form.get_by_role("button", name="Comment").click()
+    expect(page.locator("#turns .problem.pending").first.locator(".thread .comment-body")).to_have_count(1)
+    first = Comment.objects.get()
+    Comment.objects.create(
+        conversation=conversation,
+        event_id=first.event_id,
+        leaf_event_id=first.leaf_event_id,
+        parent=first,
+        body="Agreed: the confirmation never came.",
+        author="Ana (via share link: check the pending call)",
+        created_at=first.created_at,
+        updated_at=first.created_at,
+    )
+    Verdict.objects.create(conversation=conversation, reviewer="reviewer-lead", outcome="fail", note="stuck")
+    Verdict.objects.create(
+        conversation=conversation, reviewer="Ana (via share link: check the pending call)", outcome="fail"
+    )
+    Comment.objects.filter(pk=first.pk).update(updated_at=first.created_at)
+    page.reload()
+    card = page.locator("#turns .problem.pending").first
+    expect(card.locator(".thread .comment-body")).to_have_count(2)
+    page.evaluate("document.fonts.ready")
+    page.mouse.move(0, 0)
+    card.evaluate("e => e.scrollIntoView({block: 'center'})")  # clear of the sticky branch bar
+    card.screenshot(path=OUT / "review-card.png", animations="disabled", caret="hide")
+    page.locator("#comments-panel > summary").click()
+    # From the branch bar with its panel open down to the thread on its card.
+    top = page.locator("[data-branch-bar]").bounding_box()
+    bottom = card.locator(".thread").bounding_box()
+    assert top and bottom
+    scroll = page.evaluate("scrollY")
+    y = top["y"] + scroll - 12
+    clip = {"x": 0, "y": y, "width": VIEWPORT["width"], "height": bottom["y"] + scroll + bottom["height"] + 12 - y}
+    page.screenshot(path=OUT / "review.png", full_page=True, clip=clip, animations="disabled", caret="hide")
