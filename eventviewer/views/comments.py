@@ -18,7 +18,7 @@ from django.views.decorators.http import require_POST
 
 from eventviewer.forms import ReviewFilters
 from eventviewer.lookups import get_conversation
-from eventviewer.models import Comment, Conversation, ConversationLabel, Event, Label, Verdict
+from eventviewer.models import Comment, ConversationLabel, Event, Label, Verdict
 from eventviewer.scope import PageScope, Scope
 from eventviewer.trajectory.reading import Reading
 from eventviewer.trajectory.reviews import (
@@ -332,7 +332,7 @@ def review_marks(pks: Collection[int]) -> dict[int, tuple[list[str], list[str]]]
     return {pk: (sorted(labels.get(pk, ())), sorted(verdicts.get(pk, []))) for pk in pks}
 
 
-def review_cells(conversations: list[Conversation]) -> None:
+def review_cells(conversations: list[Any]) -> None:  # rows of the list: Conversations, annotated here
     """Each listed conversation's labels and verdicts, read for the page's rows at once."""
     marks = review_marks([c.pk for c in conversations])
     for c in conversations:
