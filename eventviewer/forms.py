@@ -122,6 +122,7 @@ class ConversationListForm(SortedForm):
     imported_to = forms.DateField(required=False)
     page = forms.IntegerField(min_value=1, required=False)
     run = SlugsField()  # only these evaluation runs' instances
+    outcome = forms.ChoiceField(choices=[("", "any"), *((k, k) for k in runs.OUTCOMES)], required=False)  # theirs
     # Reviews: a label on the conversation or one of its comments; a verdict given (none: no verdict yet)
     label = forms.CharField(max_length=100, required=False)
     verdict = forms.ChoiceField(
@@ -154,6 +155,16 @@ class ConversationExportForm(ConversationListForm):
     messages (HEAD's branch as the model's messages) or events (verbatim)."""
 
     format = forms.ChoiceField(choices=[(f, f) for f in ("summary", "messages", "events")])
+
+
+class QueueForm(forms.Form):
+    """A branch page walked in a review queue: ``queue`` is the list's query string, checked
+    by the list's own form (views.queue); ``reviewed`` walks the conversations already given
+    a verdict too; ``blind`` hides the others' verdicts and labels until one's own."""
+
+    queue = forms.CharField(max_length=2000, required=False, strip=False)
+    reviewed = forms.BooleanField(required=False)
+    blind = forms.BooleanField(required=False)
 
 
 class PathForm(forms.Form):

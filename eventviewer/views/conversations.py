@@ -26,7 +26,7 @@ from eventviewer.lookups import checked, get_conversation, get_event, get_leaf, 
 from eventviewer.models import Comment, Conversation, ConversationLabel, Event, Label, Run, Verdict, read_whole
 from eventviewer.scope import Scope
 from eventviewer.trajectory import diagram, masking
-from eventviewer.trajectory.failures import failures
+from eventviewer.trajectory.failures import Summary, failures
 from eventviewer.trajectory.reading import Reading
 from eventviewer.trajectory.timeline import Axis, timeline_axis, timeline_svg
 from eventviewer.trajectory.window import NotOnBranch, Span, problems_near, window
@@ -37,6 +37,7 @@ from eventviewer.views.columns import sortable
 from eventviewer.views.comments import filtered_by_reviews, review_cells, review_of, with_review_counts
 from eventviewer.views.hits import best_hit
 from eventviewer.views.problems import Reasons, problem_lines
+from eventviewer.views.queue import Walk, queue_bar, walk_of
 
 LIST_COLUMNS = [
     ("title", "Title"),
@@ -66,7 +67,7 @@ def cached_diagram(scope: Scope, leaf: Event | None, reading: Reading | None = N
     diagram stays valid until the next import or HEAD change (``updated_at``)."""
     conversation = scope.conversation
     version = conversation.updated_at.timestamp()
-    key = f"diagram:{conversation.pk}:{version}:{leaf.pk if leaf else 0}:{scope.base}:{scope.view}"
+    key = f"diagram:{conversation.pk}:{version}:{leaf.pk if leaf else 0}:{scope.base}{scope.query({}, keep=True)}"
     svg = cache.get(key)
     if svg is None:
         if reading is None and leaf is not None and read_whole(leaf):
@@ -104,12 +105,14 @@ def _span(conversation: Conversation, reading: Reading, turns: list, params: dic
         return window(turns, settings.EVENTVIEWER_PAGE_SIZE, at=parent)
 
 
-def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpResponse:
-    """A branch of the conversation, for its owner's pages and for a share link."""
+def conversation_page(request: HttpRequest, scope: Scope, params: dict, walk: Walk | None = None) -> HttpResponse:
+    """A branch of the conversation, for its owner's pages and for a share link; ``walk``:
+    how the owner walks it (a review queue, blind)."""
+    walk = walk or Walk()
     conversation = scope.conversation
     leaf = get_leaf(conversation, params["leaf"])
     if leaf is not None and not read_whole(leaf):
-        return _long_branch_page(request, scope, params, leaf)
+        return _long_branch_page(request, scope, params, leaf, walk)
     reading = conversation.read_path(leaf) if leaf else None
     view = params.get("view") or branch_turns.FULL
     scope = scope.viewing(branch_turns.view_param(view))
@@ -131,20 +134,21 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
             return conversation.branch_memo(leaf.pk, f"{name}:{view}", compute)
 
         turns = remembered("turns", lambda: branch_turns.display_turns(reading, view))
-        span = _span(conversation, reading, turns, params)
-        reasons = Reasons.of_branch(scope, leaf, reading)
         side = remembered("side", lambda: conversation.side_failures(list(reading.path)))
         ended = remembered("ended", lambda: conversation.run_end_errors(reading.path[-1]))
         found = remembered("found", lambda: failures(reading, side, ended))
+        summary = remembered("failures", lambda: branch_turns.failure_summary(conversation, found, turns))
+        if walk.query is not None and not any(params[k] for k in ("leaf", "at", "before", "after")):
+            params = _at_first_failure(conversation, reading, turns, params, summary[0])
+        span = _span(conversation, reading, turns, params)
+        reasons = Reasons.of_branch(scope, leaf, reading)
         context["window"] = span
         context["rows"] = branch_turns.build_rows(conversation, reading, turns, span, leaf, reasons, found)
         context["at"] = params["at"]
         context["branch_usage"] = remembered("usage", lambda: conversation.usage_of(reading.path))
-        context["failures"], context["first_failure"] = remembered(
-            "failures", lambda: branch_turns.failure_summary(conversation, found, turns)
-        )
+        context["failures"], context["first_failure"] = summary
         context["drift"] = conversation.workspace_drift(reading.path)
-        context["review"] = review_of(request, scope, leaf, reading)
+        context["review"] = review_of(request, scope, leaf, reading, blind=walk.blind)
 
         def strip() -> tuple[str, Axis | None]:
             def link(eid: str) -> str:
@@ -153,7 +157,7 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
             marks = branch_turns.timeline_marks(reading, turns)
             return timeline_svg(marks, link), timeline_axis(marks)
 
-        svg, context["timeline_axis"] = remembered(f"timeline:{scope.base}", strip)
+        svg, context["timeline_axis"] = remembered(f"timeline:{scope.base}{scope.query({}, keep=True)}", strip)
         context["timeline"] = mark_safe(svg)  # built from escaped text only (trajectory.timeline)
         if request.htmx and (params["before"] or params["after"]) and not request.htmx.history_restore_request:
             partial = "earlier" if params["before"] else "later"
@@ -167,9 +171,26 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict) -> HttpR
     context.update(branch_list(request, scope, reading))
     if context["can_share"]:
         context.update(_share_panel(conversation, leaf, params["at"]))
-    if request.htmx and not request.htmx.history_restore_request:
+    context["queue"] = queue_bar(request, walk, conversation) if not scope.read_only else None
+    # A queue's next and previous links load the whole page (hx-boost): another conversation.
+    if request.htmx and not request.htmx.history_restore_request and not request.htmx.boosted:
         return render(request, "conversations/detail.html#workspace", context)
     return render(request, "conversations/detail.html", context)
+
+
+def _at_first_failure(
+    conversation: Conversation, reading: Reading, turns: list, params: dict, summary: Summary
+) -> dict:
+    """A queue opens a conversation at its branch's first failure (when that is on the
+    turns shown: not below the branch, nor hidden by the model's view)."""
+    if summary.first is None or summary.first_below:
+        return params
+    moved = {**params, "at": summary.first}
+    try:
+        _span(conversation, reading, turns, moved)
+    except Http404:
+        return params
+    return moved
 
 
 def _share_panel(conversation: Conversation, leaf: Event | None, at: str) -> dict:
@@ -184,7 +205,7 @@ def _share_panel(conversation: Conversation, leaf: Event | None, at: str) -> dic
     }
 
 
-def _long_branch_page(request: HttpRequest, scope: Scope, params: dict, leaf: Event) -> HttpResponse:
+def _long_branch_page(request: HttpRequest, scope: Scope, params: dict, leaf: Event, walk: Walk) -> HttpResponse:
     """A branch too long to read whole: a window read from a stretch of it (views.deep)."""
     conversation = scope.conversation
     context = {
@@ -206,7 +227,8 @@ def _long_branch_page(request: HttpRequest, scope: Scope, params: dict, leaf: Ev
     context.update(deep.branch_list(request, scope, leaf))
     if context["can_share"]:
         context.update(_share_panel(conversation, leaf, params["at"]))
-    if partial:
+    context["queue"] = queue_bar(request, walk, conversation) if not scope.read_only else None
+    if partial and not request.htmx.boosted:
         return render(request, "conversations/detail.html#workspace", context)
     return render(request, "conversations/detail.html", context)
 
@@ -227,7 +249,12 @@ def _listed(params: dict):
         if as_id and all(c in "0123456789abcdef" for c in as_id):
             match |= Q(conversation_id__startswith=as_id)
         conversations = conversations.filter(match)
-    for name, column in (("status", "listed_status"), ("model", "model"), ("agent", "agent_kind")):
+    for name, column in (
+        ("status", "listed_status"),
+        ("model", "model"),
+        ("agent", "agent_kind"),
+        ("outcome", "instance__outcome"),
+    ):
         if params[name]:
             conversations = conversations.filter(**{column: params[name]})
     if params["problems"]:
@@ -256,6 +283,8 @@ def runs_named(slugs: list[str]) -> list[Run]:
 def listed_in_order(form: ConversationListForm):
     """The list's conversations in its order (a refused search raises BadRequest)."""
     found = _listed(form.cleaned_data).annotate(tokens=F("prompt_tokens") + F("completion_tokens"))
+    if form.sorted_by()[0] in REVIEW_COLUMNS:
+        found = with_review_counts(found)
     return found.order_by(*form.ordering())
 
 
@@ -312,7 +341,7 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
         shown, sort, direction, ascending=form.ASCENDING, text=("title", "run", "status", "started", "imported")
     )
     filtered = any(
-        params[k] for k in ("q", "run", "status", "model", "agent", "problems", "failures", *reviewed)
+        params[k] for k in ("q", "run", "status", "model", "agent", "outcome", "problems", "failures", *reviewed)
     ) or any(params[k] for k in ("imported_from", "imported_to"))
     context = {
         "page": page,
@@ -340,13 +369,14 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
 
 
 @require_safe
-@vary_on_headers("HX-Request")
+@vary_on_headers("HX-Request", "HX-Boosted")
 def conversation(request: HttpRequest, conversation_id: str) -> HttpResponse:
     found = get_conversation(conversation_id)
     if conversation_id != found.conversation_id:
         query = request.GET.urlencode()
         return redirect(found.get_absolute_url() + (f"?{query}" if query else ""))
-    return conversation_page(request, Scope(found), valid(PathForm, request.GET))
+    walk = walk_of(request.GET)
+    return conversation_page(request, Scope(found).keeping(walk.keep), valid(PathForm, request.GET), walk)
 
 
 def diagram_response(request: HttpRequest, scope: Scope) -> HttpResponse:

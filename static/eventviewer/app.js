@@ -274,6 +274,14 @@
   document.addEventListener("DOMContentLoaded", function () { fillNames(); });
   document.addEventListener("htmx:load", function (e) { fillNames(e.detail && e.detail.elt && e.detail.elt.querySelectorAll ? e.detail.elt : document); });
 
+  // ] and [: the review queue's next and previous conversation (its links, hx-boost).
+  function follow(selector) {
+    var link = document.querySelector(selector);
+    if (!link) return false;
+    link.click();
+    return true;
+  }
+
   function hrefOf(el) {
     return el.getAttribute("href") || el.getAttribute("xlink:href");
   }
@@ -300,6 +308,8 @@
         break;
       case "?": showKeys(); break;
       case "c": if (!startComment()) return; break;
+      case "]": if (!follow("[data-queue-next]")) return; break;
+      case "[": if (!follow("[data-queue-previous]")) return; break;
       default: return;
     }
     e.preventDefault();
@@ -412,7 +422,8 @@
     fitDiagram(); // a diagram redrawn (live) is fitted again
     markScrollable(document);
     if (e.target) highlight(e.target);
-    if (e.target && e.target.id === "workspace") {
+    // The workspace redrawn, or the whole page (a review queue's next conversation, hx-boost).
+    if (e.target && (e.target.id === "workspace" || e.target === document.body)) {
       showSelectedNode(fitDiagram());
       watchBars();
       current = null;
