@@ -202,7 +202,7 @@ class LiveForm(forms.Form):
     its URL names (none: it follows HEAD), the leaf it shows and its last turn drawn
     (sent only when it shows the branch's end)."""
 
-    v = forms.CharField(max_length=40, required=False)
+    v = forms.CharField(max_length=80, required=False)
     leaf = EventIdField()
     shown = EventIdField()
     turn = forms.IntegerField(min_value=0, required=False)

@@ -64,9 +64,9 @@ SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 def cached_diagram(scope: Scope, leaf: Event | None, reading: Reading | None = None) -> SafeString:
     """The branch diagram with ``leaf``'s branch selected. Events never change, so a
-    diagram stays valid until the next import or HEAD change (``updated_at``)."""
+    diagram stays valid until the next import or HEAD change (``updated_at``), or comment."""
     conversation = scope.conversation
-    version = conversation.updated_at.timestamp()
+    version = f"{conversation.updated_at.timestamp()}:{conversation.comment_version}"
     key = f"diagram:{conversation.pk}:{version}:{leaf.pk if leaf else 0}:{scope.base}{scope.query({}, keep=True)}"
     svg = cache.get(key)
     if svg is None:
@@ -84,6 +84,7 @@ def cached_diagram(scope: Scope, leaf: Event | None, reading: Reading | None = N
             link=lambda event_id: scope.url(leaf=event_id),
             event_link=(lambda event_id: scope.at_url(leaf.event_id, event_id)) if leaf else None,
             htmx_target="#workspace",
+            comments=conversation.comment_counts(),
         )
         cache.set(key, svg, settings.EVENTVIEWER_DIAGRAM_CACHE_SECONDS)
     # diagram_svg builds every label from escaped text and sanitizes the SVG dot
