@@ -173,7 +173,8 @@ def conversation_page(request: HttpRequest, scope: Scope, params: dict, walk: Wa
     if context["can_share"]:
         context.update(_share_panel(conversation, leaf, params["at"]))
     context["queue"] = queue_bar(request, walk, conversation) if not scope.read_only else None
-    # A queue's next and previous links load the whole page (hx-boost): another conversation.
+    # A queue's next and previous links load the whole page (hx-boost): another conversation
+    # (app.js then focuses its first failure: the swap does not scroll, show:none).
     if request.htmx and not request.htmx.history_restore_request and not request.htmx.boosted:
         return render(request, "conversations/detail.html#workspace", context)
     return render(request, "conversations/detail.html", context)

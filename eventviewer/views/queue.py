@@ -118,10 +118,11 @@ def queue_bar(request: HttpRequest, walk: Walk, conversation: Conversation) -> B
 def review_queue(request: HttpRequest) -> HttpResponse:
     """``/review/?<the list's query>``: the queue's first conversation still to review
     (any first, with ``reviewed=1``)."""
-    data = request.GET.copy()
-    own = valid(QueueForm, {k: data[k] for k in ("reviewed", "blind") if k in data})
-    for k in (*OWN, "page"):
-        data.pop(k, None)
+    own = valid(QueueForm, {k: request.GET[k] for k in ("reviewed", "blind") if k in request.GET})
+    data = QueryDict(mutable=True)  # the list's query, without its empty fields (a submitted form's)
+    for k, values in request.GET.lists():
+        if k not in (*OWN, "page") and any(values):
+            data.setlist(k, [v for v in values if v])
     walk = Walk(data.urlencode(), own["reviewed"], own["blind"])
     rows = queue_rows(walk, request.user.pk)
     first = rules.first(rows, walk.reviewed)
