@@ -12,7 +12,7 @@ from django.core.cache import cache
 from playwright.sync_api import expect
 
 from eventviewer.imports.importer import import_paths
-from eventviewer.models import Verdict
+from eventviewer.models import Comment, Verdict
 
 from ..conftest import message
 from ..test_queue import failing
@@ -96,3 +96,32 @@ def test_a_reviewer_works_through_a_queue_of_failed_conversations(page, make_use
     at_first_failure(page, "first", "1 of 3")
     page.keyboard.press("?")
     expect(page.locator("#keys")).to_contain_text("next / previous conversation of the review queue")
+
+
+@pytest.mark.parametrize("width", [1400, 360])
+def test_a_comment_by_someone_else_appears_on_the_open_page(page, make_user, three, width):
+    page.set_viewport_size({"width": width, "height": 800})
+    make_user("reviewer")
+    log_in(page, "reviewer")
+    conversation = three[0]
+    page.goto(conversation.get_absolute_url())
+    expect(page.locator("#comments-o2 .thread")).to_have_count(0)
+    page.locator("#event-o1 [data-comment-form] > summary").click()
+    page.locator("#event-o1 [data-comment-form] textarea").fill("half written")
+    Comment.objects.create(
+        conversation=conversation, event_id="o2", leaf_event_id="m2", body="exit **1** here", author="Ana"
+    )
+    Comment.objects.create(conversation=conversation, event_id="m2", leaf_event_id="m2", body="the end", author="Ana")
+    Comment.objects.create(conversation=conversation, event_id="o1", leaf_event_id="m2", body="and here", author="Ana")
+    thread = page.locator("#comments-o2 .thread")
+    expect(thread).to_contain_text("exit 1 here", timeout=15_000)  # the next poll, within a few seconds
+    expect(thread.locator(".comment-body strong")).to_have_text("1")
+    expect(page.locator("[data-comment-count]")).to_have_text("3 open of 3")
+    expect(page.locator("#comments-m2 .thread")).to_contain_text("the end")
+    expect(page.locator("#diagram g.commented")).to_have_count(1)  # m2, the leaf, is drawn; o1 and o2 are folded
+    expect(page.locator("#diagram g.commented a title")).to_contain_text("1 comment")
+    # The comment being written on o1 is left as it is; its card has the new thread at the next reload.
+    expect(page.locator("#event-o1 [data-comment-form] textarea")).to_have_value("half written")
+    expect(page.locator("#comments-o1 .thread")).to_have_count(0)
+    page.reload()
+    expect(page.locator("#comments-o1 .thread")).to_contain_text("and here")
