@@ -143,6 +143,7 @@ class ConversationListForm(ReviewFilters, SortedForm):
     imported_to = forms.DateField(required=False)
     page = forms.IntegerField(min_value=1, required=False)
     run = SlugsField()  # only these evaluation runs' instances
+    outcome = forms.ChoiceField(choices=[("", "any"), *((k, k) for k in runs.OUTCOMES)], required=False)  # theirs
 
     def add_prefix(self, field_name: str) -> str:
         return {"imported_from": "from", "imported_to": "to"}.get(field_name, field_name)
@@ -161,6 +162,16 @@ class ConversationExportForm(ConversationListForm):
     messages (HEAD's branch as the model's messages) or events (verbatim)."""
 
     format = forms.ChoiceField(choices=[(f, f) for f in ("summary", "messages", "events")])
+
+
+class QueueForm(forms.Form):
+    """A branch page walked in a review queue: ``queue`` is the list's query string, checked
+    by the list's own form (views.queue); ``reviewed`` walks the conversations already given
+    a verdict too; ``blind`` hides the others' verdicts and labels until one's own."""
+
+    queue = forms.CharField(max_length=2000, required=False, strip=False)
+    reviewed = forms.BooleanField(required=False)
+    blind = forms.BooleanField(required=False)
 
 
 class PathForm(forms.Form):
@@ -199,7 +210,7 @@ class LiveForm(forms.Form):
     its URL names (none: it follows HEAD), the leaf it shows and its last turn drawn
     (sent only when it shows the branch's end)."""
 
-    v = forms.CharField(max_length=40, required=False)
+    v = forms.CharField(max_length=80, required=False)
     leaf = EventIdField()
     shown = EventIdField()
     turn = forms.IntegerField(min_value=0, required=False)

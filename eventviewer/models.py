@@ -112,6 +112,19 @@ class ConversationQuerySet(models.QuerySet["Conversation"]):
     def with_listed(self) -> ConversationQuerySet:
         return self.annotate(listed_status=status_expression(), listed_started=started_expression())
 
+    def with_comment_figures(self) -> ConversationQuerySet:
+        """``Conversation.comment_version``'s figures, read in the same query (the live page's 204)."""
+        rows = Comment.objects.filter(conversation=models.OuterRef("pk")).order_by().values("conversation")
+
+        def one(aggregate: models.Aggregate, field: models.Field[Any, Any]) -> models.Subquery:
+            return models.Subquery(rows.annotate(v=aggregate).values("v"), output_field=field)
+
+        return self.annotate(
+            comments_n=one(models.Count("pk"), models.IntegerField()),
+            comments_resolved=one(models.Count("pk", filter=models.Q(resolved=True)), models.IntegerField()),
+            comments_last=one(models.Max("updated_at"), models.DateTimeField()),
+        )
+
 
 class Conversation(models.Model):
     conversation_id = models.CharField(max_length=32, unique=True)  # the SDK id, 32 hex digits
@@ -216,8 +229,28 @@ class Conversation(models.Model):
     @property
     def live_version(self) -> str:
         """Changes whenever the page of this conversation would: an import or a HEAD
-        change (``updated_at``), or following it starting or stopping."""
-        return f"{self.updated_at:%Y%m%d%H%M%S%f}-{int(self.is_live)}"
+        change (``updated_at``), following it starting or stopping, or its comments."""
+        return f"{self.updated_at:%Y%m%d%H%M%S%f}-{int(self.is_live)}-{self.comment_version}"
+
+    @cached_property
+    def comment_version(self) -> str:
+        """Changes when a comment is written, edited, resolved, reopened or deleted."""
+        if hasattr(self, "comments_n"):  # ConversationQuerySet.with_comment_figures
+            annotated: Any = self  # its figures are annotations, not fields
+            n, resolved, last = annotated.comments_n or 0, annotated.comments_resolved or 0, annotated.comments_last
+        else:
+            found = self.comments.aggregate(
+                n=models.Count("pk"),
+                resolved=models.Count("pk", filter=models.Q(resolved=True)),
+                last=models.Max("updated_at"),
+            )
+            n, resolved, last = found["n"], found["resolved"], found["last"]
+        return f"{n}.{resolved}.{last:%Y%m%d%H%M%S%f}" if last else "0"
+
+    def comment_counts(self) -> dict[str, int]:
+        """How many comments each event has (its diagram node's mark)."""
+        counted = self.comments.order_by().values("event_id").annotate(n=models.Count("pk"))
+        return {row["event_id"]: row["n"] for row in counted}
 
     def lineage(self) -> list[tuple[str, str, Conversation | None]]:
         """(relation, conversation id, that conversation if it is here) for the fork

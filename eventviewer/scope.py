@@ -56,6 +56,8 @@ class Scope:
     reviewer: bool = False  # a reviewer's page even without a valid link (an error under /s/)
     # How the page reads its branch when not the default (``model``): every link it builds keeps it.
     view: str | None = None
+    # A review queue's parameters (views.queue): the branch page's own links keep them.
+    keep: tuple[tuple[str, str], ...] = ()
 
     @staticmethod
     def shared(share: ShareLink) -> SharedScope:
@@ -87,17 +89,29 @@ class Scope:
         """This scope on a page that reads its branch as ``view`` (None: the default)."""
         return replace(self, view=view or None)
 
-    def query(self, params: dict[str, str | None]) -> str:
-        """``?…`` of ``params`` with the page's view unless they name one ("" for none)."""
-        query = urlencode({k: v for k, v in {**params, "view": params.get("view", self.view)}.items() if v})
+    def query(self, params: dict[str, str | None], keep: bool = False) -> str:
+        """``?…`` of ``params`` with the page's view unless they name one ("" for none),
+        and with ``keep``, the queue's parameters."""
+        kept: dict[str, str | None] = dict(self.keep) if keep else {}
+        merged = {**kept, **params, "view": params.get("view", self.view)}
+        query = urlencode({k: v for k, v in merged.items() if v})
         return f"?{query}" if query else ""
 
     def url(self, **params: str | None) -> str:
-        return self.base + self.query(params)
+        """The branch page with ``params`` (and the queue it is walked in)."""
+        return self.base + self.query(params, keep=True)
+
+    def keeping(self, keep: tuple[tuple[str, str], ...]) -> Self:
+        """This scope walked in a review queue (a share link's never is)."""
+        return self if self.share is not None else replace(self, keep=keep)
 
     def at_url(self, leaf: str, event_id: str) -> str:
         """An event on the branch ending at ``leaf``, focused: the link a card and the diagram give."""
         return self.url(leaf=leaf, at=event_id) + "#event-" + quote(event_id, safe="")
+
+    def action_url(self, path: str) -> str:
+        """Where a review form posts (``comments/``, ``verdict/``): its answer keeps the queue."""
+        return self.base + path + self.query({}, keep=True)
 
     def page_url(self, path: str, /, **params: str | None) -> str:
         """A page below the conversation's (``compare/``, ``files/``, ``export/``, ``diagram.svg`` …)."""

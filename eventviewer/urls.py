@@ -12,6 +12,7 @@ from eventviewer.views import (
     files,
     imports,
     live,
+    queue,
     reviews,
     runs,
     search,
@@ -22,6 +23,7 @@ from eventviewer.views import (
 app_patterns = [
     path("", conversations.conversation_list, name="conversation-list"),
     path("export.jsonl", exports.list_export, name="conversation-export"),  # the list's query + format=
+    path("review/", queue.review_queue, name="review-queue"),  # the list's query (+ reviewed=, blind=)
     path("import/", imports.import_upload, name="import"),
     path("import/<uuid:upload_id>/", imports.import_progress, name="import-progress"),
     path("c/<str:conversation_id>/", conversations.conversation, name="conversation"),

@@ -31,6 +31,7 @@ from eventviewer.trajectory.reviews import (
     threads,
 )
 from eventviewer.views import HtmxHttpRequest
+from eventviewer.views.queue import walk_of
 from eventviewer.views.reviews import Refused, _text, add_comment, set_verdict, shared_scope
 
 
@@ -48,6 +49,7 @@ class Review:
     can_comment: bool
     reviewer: bool  # a share link's reviewer: types a name
     post_url: str
+    kept: str  # the query string a form's URL keeps (the page's view and queue)
     verdict_url: str
     labels_url: str
     labels: list[Label]
@@ -57,6 +59,9 @@ class Review:
     verdicts: list[Verdict] = field(default_factory=list)
     open_count: int = 0
     total: int = 0
+    blind: bool = False  # a blind review: the others' verdicts and labels hidden until one's own
+    hidden: bool = False  # blind, and one's own verdict not given yet: they are hidden now
+    me: int | None = None  # the user reading it
     outcomes: list[str] = field(default_factory=lambda: list(Verdict.Outcome.values))
 
     @property
@@ -73,24 +78,39 @@ def may_comment(request: HtmxHttpRequest, scope: Scope) -> bool:
     return not scope.reviewer and request.user.is_authenticated
 
 
-def review_of(request: HtmxHttpRequest, scope: PageScope, leaf: Event, reading: Reading) -> Review | None:
-    """What the page shows of its conversation's reviews; None for a read-only link."""
+def review_of(
+    request: HtmxHttpRequest, scope: PageScope, leaf: Event, reading: Reading, blind: bool = False
+) -> Review | None:
+    """What the page shows of its conversation's reviews; None for a read-only link.
+    ``blind`` (a logged-in reviewer's): the others' verdicts and labels wait for one's own."""
     if scope.share is not None and not may_comment(request, scope):
         return None
     conversation = scope.conversation
     comments = {c.pk: c for c in conversation.comments.prefetch_related("labels")}
     found = threads(Note(c.pk, c.event_id, c.leaf_event_id, c.parent_id, c.resolved) for c in comments.values())
+    verdicts = list(conversation.verdicts.all())
+    on_conversation = list(conversation.conversation_labels.select_related("label"))
+    blind = blind and scope.share is None and request.user.is_authenticated
+    me = request.user.pk if blind else None
+    hidden = blind and not any(v.user_id == me for v in verdicts)
+    if hidden:
+        verdicts = []  # none of them is one's own
+        on_conversation = [cl for cl in on_conversation if cl.author == request.user.get_username()]
     review = Review(
         can_comment=may_comment(request, scope),
         reviewer=scope.share is not None,
-        post_url=scope.page_url("comments/"),
-        verdict_url=scope.page_url("verdict/"),
-        labels_url=scope.page_url("labels/"),
+        post_url=scope.base + "comments/",  # + a comment's pk/ to change it, then ``kept``
+        kept=scope.query({}, keep=True),
+        verdict_url=scope.action_url("verdict/"),
+        labels_url=scope.action_url("labels/"),
         labels=list(Label.objects.all()),
-        on_conversation=list(conversation.conversation_labels.select_related("label")),
-        verdicts=list(conversation.verdicts.all()),
+        on_conversation=on_conversation,
+        verdicts=verdicts,
         total=len(found),
         open_count=sum(t.open for t in found),
+        blind=blind,
+        hidden=hidden,
+        me=me,
     )
 
     def shown(thread: Thread, elsewhere: str | None) -> Shown:
@@ -209,7 +229,8 @@ def _write_label(request: HtmxHttpRequest, scope: PageScope) -> HttpResponse:
 def _owner(request: HtmxHttpRequest, conversation_id: str) -> PageScope:
     if not request.user.is_authenticated:
         raise PermissionDenied("Log in to comment.")
-    return PageScope(get_conversation(conversation_id))
+    # A form of a page walked in a review queue posts to a URL that keeps it, as its answer does.
+    return PageScope(get_conversation(conversation_id)).keeping(walk_of(request.GET).keep)
 
 
 @require_POST

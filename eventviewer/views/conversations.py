@@ -40,6 +40,7 @@ from eventviewer.views.comments import (
     with_review_counts,
 )
 from eventviewer.views.hits import best_hit
+from eventviewer.views.queue import Walk, queue_bar, walk_of
 
 LIST_COLUMNS = [
     ("title", "Title"),
@@ -66,10 +67,10 @@ SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 def cached_diagram(scope: PageScope, leaf: Event | None, reading: Reading | None = None) -> SafeString:
     """The branch diagram with ``leaf``'s branch selected. Events never change, so a
-    diagram stays valid until the next import or HEAD change (``updated_at``)."""
+    diagram stays valid until the next import or HEAD change (``updated_at``), or comment."""
     conversation = scope.conversation
-    version = conversation.updated_at.timestamp()
-    key = f"diagram:{conversation.pk}:{version}:{leaf.pk if leaf else 0}:{scope.base}:{scope.view}"
+    version = f"{conversation.updated_at.timestamp()}:{conversation.comment_version}"
+    key = f"diagram:{conversation.pk}:{version}:{leaf.pk if leaf else 0}:{scope.base}{scope.query({}, keep=True)}"
     svg: str | None = cache.get(key)
     if svg is None:
         if reading is None and leaf is not None and read_whole(leaf):
@@ -86,6 +87,7 @@ def cached_diagram(scope: PageScope, leaf: Event | None, reading: Reading | None
             link=lambda event_id: scope.url(leaf=event_id),
             event_link=(lambda event_id: scope.at_url(leaf.event_id, event_id)) if leaf else None,
             htmx_target="#workspace",
+            comments=conversation.comment_counts(),
         )
         cache.set(key, svg, settings.EVENTVIEWER_DIAGRAM_CACHE_SECONDS)
     # diagram_svg builds every label from escaped text and sanitizes the SVG dot
@@ -93,9 +95,13 @@ def cached_diagram(scope: PageScope, leaf: Event | None, reading: Reading | None
     return mark_safe(svg)
 
 
-def conversation_page(request: HtmxHttpRequest, scope: PageScope, params: dict[str, Any]) -> HttpResponse:
+def conversation_page(
+    request: HtmxHttpRequest, scope: PageScope, params: dict[str, Any], walk: Walk | None = None
+) -> HttpResponse:
     """A branch of the conversation, for its owner's pages and for a share link: what it
-    shows of the branch is read by ``views.stretch``."""
+    shows of the branch is read by ``views.stretch``; ``walk``: how the owner walks it (a
+    review queue, blind)."""
+    walk = walk or Walk()
     conversation = scope.conversation
     leaf = get_leaf(conversation, params["leaf"])
     # A branch read a stretch at a time has no model's view to switch to.
@@ -115,7 +121,7 @@ def conversation_page(request: HtmxHttpRequest, scope: PageScope, params: dict[s
         context.update(stretch.branch_list(request, scope, leaf))  # filtered, sorted or paged in place
         return render(request, "conversations/detail.html#branch-list", context)
     if leaf is not None:
-        context.update(stretch.page_context(request, scope, leaf, params, view))
+        context.update(_branch_part(request, scope, leaf, params, view, walk))
         if partial and (params["before"] or params["after"]):
             return render(request, f"conversations/detail.html#{'earlier' if params['before'] else 'later'}", context)
     reading = context["reading"]
@@ -125,9 +131,28 @@ def conversation_page(request: HtmxHttpRequest, scope: PageScope, params: dict[s
     context.update(stretch.branch_list(request, scope, leaf))
     if context["can_share"]:
         context.update(_share_panel(conversation, leaf, params["at"]))
-    if partial:
+    context["queue"] = queue_bar(request, walk, conversation) if not scope.read_only else None
+    # A queue's next and previous links load the whole page (hx-boost): another conversation
+    # (app.js then focuses its first failure: the swap does not scroll, show:none).
+    if partial and not request.htmx.boosted:
         return render(request, "conversations/detail.html#workspace", context)
     return render(request, "conversations/detail.html", context)
+
+
+def _branch_part(
+    request: HtmxHttpRequest, scope: PageScope, leaf: Event, params: dict[str, Any], view: str, walk: Walk
+) -> dict[str, Any]:
+    """The page's branch part. A review queue opens a conversation at its branch's first
+    failure (when that is on the turns shown: not below the branch, nor hidden by the
+    model's view), unless the URL names a place."""
+    if walk.query is not None and not any(params[k] for k in ("leaf", "at", "before", "after")):
+        first = stretch.first_failure(scope.conversation, leaf, view)
+        if first:
+            try:
+                return stretch.page_context(request, scope, leaf, {**params, "at": first}, view, walk.blind)
+            except Http404:
+                pass
+    return stretch.page_context(request, scope, leaf, params, view, walk.blind)
 
 
 def _share_panel(conversation: Conversation, leaf: Event | None, at: str) -> dict[str, Any]:
@@ -158,7 +183,12 @@ def _listed(params: dict[str, Any]) -> QuerySet[Conversation]:
         if as_id and all(c in "0123456789abcdef" for c in as_id):
             match |= Q(conversation_id__startswith=as_id)
         conversations = conversations.filter(match)
-    for name, column in (("status", "listed_status"), ("model", "model"), ("agent", "agent_kind")):
+    for name, column in (
+        ("status", "listed_status"),
+        ("model", "model"),
+        ("agent", "agent_kind"),
+        ("outcome", "instance__outcome"),
+    ):
         if params[name]:
             conversations = conversations.filter(**{column: params[name]})
     if params["problems"]:
@@ -187,6 +217,8 @@ def runs_named(slugs: list[str]) -> list[Run]:
 def listed_in_order(form: ConversationListForm) -> QuerySet[Conversation]:
     """The list's conversations in its order (a refused search raises BadRequest)."""
     found = _listed(form.cleaned_data).annotate(tokens=F("prompt_tokens") + F("completion_tokens"))
+    if form.sorted_by()[0] in REVIEW_COLUMNS:
+        found = with_review_counts(found)
     return found.order_by(*form.ordering())
 
 
@@ -236,7 +268,7 @@ def conversation_list(request: HtmxHttpRequest) -> HttpResponse:
         shown, sort, direction, ascending=form.ASCENDING, text=("title", "run", "status", "started", "imported")
     )
     filtered = any(
-        params[k] for k in ("q", "run", "status", "model", "agent", "problems", "failures", *reviewed)
+        params[k] for k in ("q", "run", "status", "model", "agent", "outcome", "problems", "failures", *reviewed)
     ) or any(params[k] for k in ("imported_from", "imported_to"))
     context = {
         "page": page,
@@ -264,13 +296,14 @@ def conversation_list(request: HtmxHttpRequest) -> HttpResponse:
 
 
 @require_safe
-@vary_on_headers("HX-Request")
+@vary_on_headers("HX-Request", "HX-Boosted")
 def conversation(request: HtmxHttpRequest, conversation_id: str) -> HttpResponse:
     found = get_conversation(conversation_id)
     if conversation_id != found.conversation_id:
         query = request.GET.urlencode()
         return redirect(found.get_absolute_url() + (f"?{query}" if query else ""))
-    return conversation_page(request, PageScope(found), valid(PathForm, request.GET))
+    walk = walk_of(request.GET)
+    return conversation_page(request, PageScope(found).keeping(walk.keep), valid(PathForm, request.GET), walk)
 
 
 def diagram_response(request: HtmxHttpRequest, scope: PageScope) -> HttpResponse:

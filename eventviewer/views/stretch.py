@@ -127,11 +127,33 @@ def leaf_problems(conversation: Conversation) -> dict[str, LeafProblems]:
     return {head: LeafProblems(conversation.pending_count, conversation.mismatch_count)} if head else {}
 
 
+def first_failure(conversation: Conversation, leaf: Event, view: str) -> str | None:
+    """The id of the first failure of a branch read whole, as its page's summary names it,
+    when it is on the turns shown (not below the branch); None otherwise."""
+    if not read_whole(leaf):
+        return None
+    reading = conversation.read_path(leaf)
+
+    def remembered(name: str, compute: Callable[[], T]) -> T:
+        return caches.branch_memo(conversation, leaf.pk, f"{name}:{view}", compute)
+
+    turns = remembered("turns", lambda: branch_turns.display_turns(reading, view))
+    side = remembered("side", lambda: conversation.side_failures(list(reading.path)))
+    ended = remembered("ended", lambda: conversation.run_end_errors(reading.path[-1]))
+    found: Failures = remembered("found", lambda: failures(reading, side, ended))
+    summary, _ = remembered("failures", lambda: branch_turns.failure_summary(conversation, found, turns))
+    if summary.first is None or summary.first_below:
+        return None
+    first: str = summary.first
+    return first
+
+
 def page_context(
-    request: HtmxHttpRequest, scope: PageScope, leaf: Event, params: dict[str, Any], view: str
+    request: HtmxHttpRequest, scope: PageScope, leaf: Event, params: dict[str, Any], view: str, blind: bool = False
 ) -> dict[str, Any]:
     """The branch part of a branch's page: its window's rows and problems, and what the page
-    says of the whole branch (all of it when the branch was read whole)."""
+    says of the whole branch (all of it when the branch was read whole); ``blind``: the
+    other reviewers' verdicts and labels wait for one's own."""
     conversation = scope.conversation
     stretch = Stretch(conversation, leaf, params, view)
     reading, turns, span = stretch.reading, stretch.turns, stretch.span
@@ -151,7 +173,7 @@ def page_context(
             "failures", lambda: branch_turns.failure_summary(conversation, found, turns)
         )
         context["drift"] = conversation.workspace_drift(reading.path)
-        context["review"] = review_of(request, scope, leaf, reading)
+        context["review"] = review_of(request, scope, leaf, reading, blind=blind)
 
         def strip() -> tuple[str, Axis | None]:
             def link(eid: str) -> str:
@@ -161,7 +183,7 @@ def page_context(
             marks = branch_turns.timeline_marks(reading, turns)
             return timeline_svg(marks, link), timeline_axis(marks)
 
-        svg, context["timeline_axis"] = remembered(f"timeline:{scope.base}", strip)
+        svg, context["timeline_axis"] = remembered(f"timeline:{scope.base}{scope.query({}, keep=True)}", strip)
         context["timeline"] = mark_safe(svg)  # built from escaped text only (trajectory.timeline)
     else:
         side = conversation.side_failures_beside(reading.path)

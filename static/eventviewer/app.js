@@ -274,6 +274,14 @@
   document.addEventListener("DOMContentLoaded", function () { fillNames(); });
   document.addEventListener("htmx:load", function (e) { fillNames(e.detail && e.detail.elt && e.detail.elt.querySelectorAll ? e.detail.elt : document); });
 
+  // ] and [: the review queue's next and previous conversation (its links, hx-boost).
+  function follow(selector) {
+    var link = document.querySelector(selector);
+    if (!link) return false;
+    link.click();
+    return true;
+  }
+
   function hrefOf(el) {
     return el.getAttribute("href") || el.getAttribute("xlink:href");
   }
@@ -300,6 +308,8 @@
         break;
       case "?": showKeys(); break;
       case "c": if (!startComment()) return; break;
+      case "]": if (!follow("[data-queue-next]")) return; break;
+      case "[": if (!follow("[data-queue-previous]")) return; break;
       default: return;
     }
     e.preventDefault();
@@ -412,7 +422,8 @@
     fitDiagram(); // a diagram redrawn (live) is fitted again
     markScrollable(document);
     if (e.target) highlight(e.target);
-    if (e.target && e.target.id === "workspace") {
+    // The workspace redrawn, or the whole page (a review queue's next conversation, hx-boost).
+    if (e.target && (e.target.id === "workspace" || e.target === document.body)) {
       showSelectedNode(fitDiagram());
       watchBars();
       current = null;
@@ -436,12 +447,15 @@
 (function () {
   "use strict";
 
+  var QUEUE = ["queue", "reviewed", "blind"]; // a review queue's parameters: redrawn links keep them
+
   document.addEventListener("htmx:configRequest", function (e) {
     if (!e.detail.elt || e.detail.elt.id !== "live") return;
     var params = e.detail.parameters;
     var query = new URLSearchParams(window.location.search);
     if (query.get("leaf")) params.leaf = query.get("leaf");
     if (query.get("view")) params.view = query.get("view"); // the links of the turns it sends keep it
+    QUEUE.forEach(function (name) { if (query.get(name)) params[name] = query.get(name); });
     var workspace = document.getElementById("workspace");
     if (workspace && workspace.getAttribute("data-leaf")) params.shown = workspace.getAttribute("data-leaf");
     var drawn = document.querySelectorAll("#turns [data-turn]");
@@ -494,6 +508,25 @@
     if (window.htmx) window.htmx.process(turns);
   }
 
+  // A part of the page being written in (a comment, a verdict's note) is left as it is.
+  function busy(el) {
+    var active = document.activeElement;
+    if (active && el.contains(active) && /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName)) return true;
+    return Array.prototype.some.call(el.querySelectorAll("textarea, input[name=note]"), function (box) {
+      return box.value !== box.defaultValue;
+    });
+  }
+
+  // The comment threads the server sent replace those on the cards (a comment by someone else).
+  function mergeComments(template) {
+    Array.prototype.slice.call(template.content.children).forEach(function (block) {
+      var mine = block.id && document.getElementById(block.id);
+      if (!mine || busy(mine)) return;
+      mine.replaceWith(block);
+      if (window.htmx) window.htmx.process(block);
+    });
+  }
+
   // Parts of the page holding counts, redrawn from a fresh copy of the page for the branch it shows.
   var COUNTS = [".conv-head .meta", ".branch-bar", ".branch-more", ".branch-list"];
 
@@ -504,6 +537,8 @@
     if (leaf) query.set("leaf", leaf);
     var view = new URLSearchParams(window.location.search).get("view");
     if (view) query.set("view", view); // the redrawn links keep the page's view
+    var here = new URLSearchParams(window.location.search);
+    QUEUE.forEach(function (name) { if (here.get(name)) query.set(name, here.get(name)); });
     var url = window.location.pathname + (query.toString() ? "?" + query.toString() : "");
     fetch(url, { credentials: "same-origin" }).then(function (response) {
       return response.ok ? response.text() : "";
@@ -513,8 +548,12 @@
       COUNTS.forEach(function (selector) {
         var mine = document.querySelector(selector);
         var theirs = fresh.querySelector(selector);
-        if (!mine || !theirs) return;
+        if (!mine || !theirs || busy(mine)) return;
         theirs = document.importNode(theirs, true);
+        mine.querySelectorAll("details[id][open]").forEach(function (open) { // an open panel stays open
+          var same = theirs.querySelector("details#" + open.id);
+          if (same) same.open = true;
+        });
         mine.replaceWith(theirs);
         if (window.htmx) window.htmx.process(theirs);
       });
@@ -529,6 +568,11 @@
     if (template) {
       merge(template);
       template.remove();
+    }
+    var comments = live.querySelector("template[data-live-comments]");
+    if (comments) {
+      mergeComments(comments);
+      comments.remove();
     }
     redrawCounts();
   });

@@ -556,3 +556,39 @@ def test_the_branch_shown_is_listed_when_it_ends_above_a_leaf():
     assert [(b.leaf, b.head, b.fork) for b in rows] == [(error, False, done), (done, True, None)]
     assert (rows[1].outcome, rows[1].label, rows[1].problems) == ("finished", "Agent: All done", 0)
     assert [b.leaf for b in describe_branches(skeleton, [root, done])] == [error]  # no end given: leaves only
+
+
+# --- comments -------------------------------------------------------------------------------
+
+
+def test_an_event_with_comments_is_marked_with_their_count(retries):
+    loaded, skeleton, leaves = retries
+    path = loaded.path(leaves[0])
+    dot = build_dot(skeleton, path=path, problems={}, link=link, comments={leaves[0]: 2, leaves[1]: 1})
+    boxes = diagram_nodes(skeleton, path=path, problems={})
+    for leaf, said in ((leaves[0], "2 comments"), (leaves[1], "1 comment")):
+        (box,) = [b for b in boxes if b.event_id == leaf]
+        line = next(line for line in dot.splitlines() if line.startswith(f"  n{box.index} ["))
+        assert "commented" in re.search(r'class="([^"]*)"', line).group(1).split()
+        assert re.search(r'label="[^"]*\\n✎ ' + said[0] + '"', line)
+        assert re.search(r'tooltip="' + said + r"\\n", line)
+    unmarked = [line for line in dot.splitlines() if "commented" not in line and "✎" in line]
+    assert unmarked == []
+
+
+def test_a_comment_on_an_event_not_drawn_marks_nothing(retries):
+    loaded, skeleton, leaves = retries
+    path = loaded.path(leaves[0])
+    dot = build_dot(skeleton, path=path, problems={}, link=link, comments={"not-an-event": 3})
+    assert "commented" not in dot and "✎" not in dot
+
+
+def test_the_comment_mark_reaches_the_svg_as_an_escaped_title(retries):
+    loaded, skeleton, leaves = retries
+    path = loaded.path(leaves[0])
+    svg = diagram_svg(skeleton, path=path, problems={}, link=link, comments={leaves[0]: 2})
+    root = ET.fromstring(svg)
+    (node,) = [g for g in root.iter(f"{SVG}g") if "commented" in (g.get("class") or "").split()]
+    titles = [t.text or "" for t in node.iter(f"{SVG}title")]
+    assert any(t.startswith("2 comments\n") for t in titles)
+    assert "✎ 2" in "".join(t.text or "" for t in node.iter(f"{SVG}text"))

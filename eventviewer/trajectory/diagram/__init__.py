@@ -38,7 +38,16 @@ def diagram_svg(
     event_link: Callable[[str], str] | None = None,
     htmx_target: str | None = None,
     max_nodes: int = 250,
+    comments: Mapping[str, int] | None = None,
 ) -> str:
-    """The branch diagram as inline SVG (see ``build_dot`` for its links)."""
-    dot = build_dot(skeleton, path=path, problems=problems, link=link, event_link=event_link, max_nodes=max_nodes)
+    """The branch diagram as inline SVG (see ``build_dot`` for its links and marks)."""
+    dot = build_dot(
+        skeleton,
+        path=path,
+        problems=problems,
+        link=link,
+        event_link=event_link,
+        max_nodes=max_nodes,
+        comments=comments,
+    )
     return render_svg(dot, htmx_target=htmx_target)

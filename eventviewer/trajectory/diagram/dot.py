@@ -25,6 +25,7 @@ from .style import (
 
 LABEL_CHARS = 28  # a label line: what happened, in a few words
 TOOLTIP_CHARS = 200
+COMMENT_MARK = "\u270e"  # ✎ (in DejaVu Sans, which lays the diagram out): an event with comments
 
 
 def _clean(text: Any, limit: int) -> str:
@@ -68,7 +69,11 @@ def _side(box: DiagramNode) -> str:
     return f"+ {_plural(box.side, 'side event')}" if box.side else ""
 
 
-def _label(box: DiagramNode) -> str:
+def _commented(comments: int) -> str:
+    return f"{COMMENT_MARK} {comments:,}" if comments else ""
+
+
+def _label(box: DiagramNode, comments: int = 0) -> str:
     if box.role == "fold":
         return _lines(f"{_plural(box.branches, 'branch')} · {_plural(box.count, 'event')}")
     if box.role == "merged":
@@ -93,7 +98,9 @@ def _label(box: DiagramNode) -> str:
         detail.append(_plural(node["children"], "branch"))
     if box.problem:
         detail.append(box.problem)
-    return _lines(_clean(box.label or _short(box.kind), LABEL_CHARS), " · ".join(detail), _side(box))
+    return _lines(
+        _clean(box.label or _short(box.kind), LABEL_CHARS), " · ".join(detail), _side(box), _commented(comments)
+    )
 
 
 GO_TO = "Click to go to this event on the branch shown."
@@ -101,7 +108,7 @@ GO_TO_FIRST = "Click to go to its first event on the branch shown."
 SWITCH = "Click to switch to the most recent branch below."
 
 
-def _tooltip(box: DiagramNode, on_branch: bool) -> str:
+def _tooltip(box: DiagramNode, on_branch: bool, comments: int = 0) -> str:
     if box.role == "fold":
         text = f"{_plural(box.branches, 'branch')} folded here ({_plural(box.count, 'event')})"
         return _dot_string(text + ". Click to switch to the most recent of them.", 4)
@@ -129,7 +136,8 @@ def _tooltip(box: DiagramNode, on_branch: bool) -> str:
     head = " · ".join(facts)
     click = GO_TO if on_branch else SWITCH if not box.selected else ""
     summary = _clean(box.label or box.summary, max(20, TOOLTIP_CHARS - len(head) - len(click) - 2))
-    lines = [_dot_string(line, 4)[1:-1] for line in (head, summary, click) if line]
+    said = _plural(comments, "comment") if comments else ""
+    lines = [_dot_string(line, 4)[1:-1] for line in (said, head, summary, click) if line]
     return '"' + "\\n".join(lines) + '"'
 
 
@@ -167,12 +175,15 @@ def build_dot(
     link: Callable[[str], str],
     event_link: Callable[[str], str] | None = None,
     max_nodes: int = 250,
+    comments: Mapping[str, int] | None = None,
 ) -> str:
     """The DOT source of the branch diagram; node ``n{i}`` is ``diagram_nodes(...)[i]``.
 
     A click on a node off the selected path selects a branch (``link(leaf)``); on the
     path it goes to that event (``event_link(event_id)``) when there is an ``event_link``.
+    ``comments``: how many comments each event has; a drawn event with some is marked.
     """
+    comments = comments or {}
     boxes = diagram_nodes(skeleton, path=path, problems=problems, max_nodes=max_nodes)
     out = [
         'digraph "Branch diagram" {',
@@ -182,10 +193,12 @@ def build_dot(
         f'  edge [arrowhead=none, color="{EDGE_COLOUR}", penwidth=1];',
     ]
     for box in boxes:
-        attrs = {"id": f'"n{box.index}"', "class": '"' + " ".join(box.classes) + '"'}
+        said = comments.get(box.event_id, 0) if box.role == "event" and box.event_id is not None else 0
+        classes = box.classes + (["commented"] if said else [])
+        attrs = {"id": f'"n{box.index}"', "class": '"' + " ".join(classes) + '"'}
         on_branch = event_link is not None and box.at is not None
-        attrs["label"] = _label(box)
-        attrs["tooltip"] = _tooltip(box, on_branch)
+        attrs["label"] = _label(box, said)
+        attrs["tooltip"] = _tooltip(box, on_branch, said)
         target = None
         if event_link is not None and box.at is not None:  # on the branch shown: go to the event
             target = event_link(box.at)

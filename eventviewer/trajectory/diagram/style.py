@@ -42,4 +42,5 @@ LEGEND = (
     Swatch("leaf: action pending", fill=OUTCOME_FILL["pending"]),
     Swatch("pending on this branch", fill=PROBLEM_FILL["pending"], stroke=PROBLEM_BORDER["pending"]),
     Swatch("mismatched observation", fill=PROBLEM_FILL["mismatched"], stroke=PROBLEM_BORDER["mismatched"]),
+    Swatch("\u270e 2: an event with 2 comments"),
 )
