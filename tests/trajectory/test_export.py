@@ -139,3 +139,59 @@ def test_a_response_is_its_thought_then_each_call_with_its_result():
 def test_a_tool_result_in_the_chat_format_says_what_came_back(event, content):
     message = Message("tool", str(event["kind"]), ["r1"], tool_call_id="c1")
     assert chat_message(message, [event]) == {"role": "tool", "tool_call_id": "c1", "content": content}
+
+
+def test_a_response_in_the_chat_format_is_its_thought_and_its_calls():
+    message = Message("assistant", kinds.ACTION, ["a1", "a2"])
+    first = {
+        "kind": kinds.ACTION,
+        "thought": [{"type": "text", "text": "Look first."}],
+        "tool_call": {"id": "c1", "name": "terminal", "arguments": '{"command": "ls"}'},
+    }
+    # No tool_call written: its id and name from the event, its arguments from the action.
+    second = {"kind": kinds.ACTION, "tool_call_id": "c2", "tool_name": "think", "action": {"thought": "hm"}}
+    assert chat_message(message, [first, second]) == {
+        "role": "assistant",
+        "content": "Look first.",
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": '{"command": "ls"}'}},
+            {"id": "c2", "type": "function", "function": {"name": "think", "arguments": '{"thought": "hm"}'}},
+        ],
+    }
+    unwritten = {"kind": kinds.ACTION, "tool_call": {"id": 7, "name": None, "arguments": {"path": "a.py"}}}
+    assert chat_message(Message("assistant", kinds.ACTION, ["a3"]), [unwritten]) == {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "", "type": "function", "function": {"name": "", "arguments": '{"path": "a.py"}'}}],
+    }
+    assert chat_message(Message("assistant", kinds.ACTION, ["a4"]), [{"kind": kinds.ACTION}])["tool_calls"] == [
+        {"id": "", "type": "function", "function": {"name": "", "arguments": "{}"}}
+    ]
+
+
+def test_a_user_message_in_the_chat_format_is_its_text_or_its_parts():
+    def user(*events: dict) -> dict:
+        return chat_message(Message("user", kinds.MESSAGE, [str(i) for i in range(len(events))]), list(events))
+
+    text = {"kind": kinds.MESSAGE, "llm_message": {"content": [{"type": "text", "text": "fix it"}]}}
+    image = {"kind": kinds.MESSAGE, "llm_message": {"content": [{"type": "image", "image_urls": ["data:x", ""]}]}}
+    assert user(text) == {"role": "user", "content": "fix it"}
+    assert user({"kind": kinds.MESSAGE, "llm_message": {"content": "plain"}}) == {"role": "user", "content": "plain"}
+    assert user(text, image) == {
+        "role": "user",
+        "content": [{"type": "text", "text": "fix it"}, {"type": "image_url", "image_url": {"url": "data:x"}}],
+    }
+    assert user({"kind": kinds.MESSAGE, "llm_message": {"content": [7, {"type": "other"}]}}) == {
+        "role": "user",
+        "content": "",
+    }
+    assert user({"kind": kinds.CONDENSATION_SUMMARY, "summary": "so far"}) == {"role": "user", "content": "so far"}
+    prompt = {"kind": kinds.SYSTEM_PROMPT, "system_prompt": {"type": "text", "text": "You are an agent."}}
+    assert chat_message(Message("system", kinds.SYSTEM_PROMPT, ["s"]), [prompt]) == {
+        "role": "system",
+        "content": "You are an agent.",
+    }
+    assert chat_message(Message("system", kinds.SYSTEM_PROMPT, ["s"]), [{**prompt, "system_prompt": "old"}]) == {
+        "role": "system",
+        "content": "old",
+    }
