@@ -191,3 +191,20 @@ def test_a_long_text_is_cut_in_the_key_but_the_fingerprint_holds_all_of_it():
         compare.describe(step, {"a": action_data("ls", ""), "o": result_data(step.output)}, compare.MAX_TEXT)
     assert one.output == two.output == long  # what the page keeps of each
     assert one.fingerprint != two.fingerprint  # they did not do the same
+
+
+def test_a_calls_arguments_are_what_ran_else_what_the_model_wrote_without_its_remarks():
+    ran = {"action": {"command": "ls", "summary": "look", "security_risk": "LOW", "kind": "TerminalAction"}}
+    assert compare.arguments(ran) == '{\n "command": "ls"\n}'
+    written = {"tool_call": {"arguments": '{"summary": "look", "path": "é.py", "command": "view"}'}}
+    assert compare.arguments(written) == '{\n "command": "view",\n "path": "é.py"\n}'
+    assert compare.arguments({"tool_call": {"arguments": "[2, 1]"}}) == "[\n 2,\n 1\n]"
+    assert compare.arguments({"tool_call": {"arguments": "not json {"}}) == "not json {"
+
+
+def test_a_messages_key_is_its_text_and_a_results_the_output_or_reason():
+    assert compare.message_text({"llm_message": {"content": [{"type": "text", "text": "hi"}]}}) == "hi"
+    assert compare.message_text({"llm_message": "hi"}) == compare.message_text({}) == ""
+    assert compare.output({"rejection_reason": "no"}) == "no" and compare.output({"error": "boom"}) == "boom"
+    assert compare.output(result_data("out", exit_code=-1)) == compare.output(result_data("out")) == "out"
+    assert compare.output(result_data("out", exit_code=1)) == "out\n[exit code 1]"
