@@ -8,8 +8,9 @@ import pytest
 
 from eventviewer.trajectory import kinds
 from eventviewer.trajectory.events import Light
-from eventviewer.trajectory.export import chat_message, event_section, review_turn
+from eventviewer.trajectory.export import chat_message, comment_threads, event_section, review_turn
 from eventviewer.trajectory.projection import Message, Turn
+from eventviewer.trajectory.reviews import Written
 
 LINK = "http://ev.example/c/1/?at=a1#event-a1"
 CALL = Light(event_id="a1", kind=kinds.ACTION, tool_name="terminal", tool_call_id="c1", executable=True)
@@ -195,3 +196,15 @@ def test_a_user_message_in_the_chat_format_is_its_text_or_its_parts():
         "role": "system",
         "content": "old",
     }
+
+
+def test_a_thread_is_its_comment_then_its_replies_each_body_fenced_and_names_escaped():
+    root = Written("ann *b*", "2026-12-01 10:00", "Looks *wrong*\n```x", ("bug", "re_try_"), resolved=True)
+    replies = [Written("bob", "2026-12-01 11:00", "agreed"), Written("cy", "later", "")]
+    assert comment_threads([(root, replies)]) == (
+        "- **Comment by ann \\*b\\*, 2026-12-01 10:00 · labels: bug, re_try\\_ · resolved**\n"
+        "  ````markdown\n  Looks *wrong*\n  ```x\n  ````\n"
+        "  - **Reply by bob, 2026-12-01 11:00**\n    ```markdown\n    agreed\n    ```\n"
+        "  - **Reply by cy, later**\n\n"
+    )
+    assert comment_threads([]) == ""
