@@ -20,8 +20,10 @@ IMPORT_TESTS := tests/test_import.py tests/test_corruptions.py
 # keeps the agent-server tests on one worker (xdist_group, tests/agentserver/conftest.py): one server.
 TEST_JOBS ?= auto
 XDIST := -n $(TEST_JOBS) --dist loadgroup
-# make test-fast: the inner loop, without the browser and agent-server tests.
-FAST := --ignore=tests/browser --ignore=tests/agentserver -m "not browser and not agentserver"
+# make test-fast: the inner loop, without the browser and agent-server tests and without those
+# marked slow (real processes, lock waits, migrations, the long-branch imports, memory
+# measurements; docs/development.md): about 1 minute of CPU.
+FAST := --ignore=tests/browser --ignore=tests/agentserver -m "not browser and not agentserver and not slow"
 
 .PHONY: run test test-fast test-pure test-postgres install install-dev system-run system-test postgres demo screenshots bench check lint mutate clean
 
@@ -54,7 +56,7 @@ test: install-dev system-test check test-pure
 	EVENTVIEWER_PARALLEL_FROM=0 $(PYTEST) $(XDIST) $(IMPORT_TESTS)
 
 # The inner loop (under 2 minutes on two idle cores): the pure tests and the Django ones,
-# without the checks, the browser, the agent-server and the forked-import re-run.
+# without the checks, the browser, the agent-server, the slow tests and the forked-import re-run.
 test-fast: install-dev
 	$(PYTEST) $(XDIST) -p no:django -W ignore::pytest.PytestConfigWarning $(PURE_TESTS)
 	$(PYTEST) $(XDIST) --ignore=$(PURE_TESTS) $(FAST)

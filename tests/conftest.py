@@ -30,14 +30,24 @@ SCENARIOS = sorted(
 )
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # make test-fast leaves these out; make test runs them (see the Makefile).
+    config.addinivalue_line(
+        "markers", "slow: real processes, lock waits, migrations, long imports, memory measurements"
+    )
+
+
 @pytest.fixture(autouse=True)
 def tasks_run_inline(request, tmp_path):
     """Background tasks run inside the request that enqueues them (the worker tests
-    start real `manage.py worker` processes instead); uploads go to a temporary folder."""
+    start real `manage.py worker` processes instead); uploads go to a temporary folder;
+    passwords are hashed cheaply."""
     if not request.config.pluginmanager.hasplugin("django"):
         return  # the pure core's tests, which run without Django
     settings = request.getfixturevalue("settings")
     settings.TASKS = {"default": {"BACKEND": "django_tasks.backends.immediate.ImmediateBackend"}}
+    # A cheap hasher for the accounts tests make (PBKDF2 costs 0.2 s of CPU a password).
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.EVENTVIEWER_UPLOAD_DIR = tmp_path / "uploads"
     if "lockouts" in settings.CACHES:  # SQLite: sessions and lockouts in files, each test its own
         files = {name: {**settings.CACHES[name], "LOCATION": str(tmp_path / name)} for name in ("sessions", "lockouts")}

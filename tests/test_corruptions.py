@@ -329,6 +329,7 @@ def test_each_corruption_is_refused_with_one_clear_line_and_nothing_written(
     corrupt_and_refuse("branching-retries", corruption, 3, as_zip, None, tmp_path)
 
 
+@pytest.mark.slow
 @hypothesis_settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     scenario=st.sampled_from(SCENARIOS),

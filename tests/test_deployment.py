@@ -57,6 +57,7 @@ def test_static_files_carry_the_security_headers_of_pages():
     assert "Content-Security-Policy default-src 'self'" in result.stdout
 
 
+@pytest.mark.slow
 def test_check_deploy_warns_when_login_is_off():
     result = manage("check", "--deploy", **PRODUCTION, EVENTVIEWER_REQUIRE_LOGIN="false")
     assert "eventviewer.W001" in result.stderr + result.stdout

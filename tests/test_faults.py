@@ -21,6 +21,7 @@ from eventviewer import tasks
 from eventviewer.models import Upload
 
 ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow  # real processes waiting out locks
 
 
 def died_mid_upload(age: timedelta) -> Upload:

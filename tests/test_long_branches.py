@@ -16,7 +16,7 @@ from eventviewer.trajectory.tree import anchor_depth
 
 from .conftest import FIXTURES, SCENARIOS, SET_A2, action, message, observation
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.slow, pytest.mark.django_db]  # a 3,000-event import per test
 
 BLOCKS = 600  # of five events: 3,001 on the main branch (depth 3,000)
 

@@ -11,6 +11,7 @@ from eventviewer.models import EventPayload
 TEXT_PAYLOADS = ("eventviewer", "0001_initial")
 PACKED_PAYLOADS = ("eventviewer", "0002_packed_payload")
 BOUNDS = ("eventviewer", "0006_bounds")
+pytestmark = pytest.mark.slow  # migrates the database back and forth
 JSON = '{"id": "e1", "kind": "MessageEvent", "text": "héllo \\u2028 wörld", "n": [1, 2, 3]}'
 
 

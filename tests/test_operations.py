@@ -258,6 +258,7 @@ def test_an_unknown_upload_is_a_404(client, open_site):
 # -- the command line shows progress on a terminal ----------------------------------
 
 
+@pytest.mark.slow
 def test_the_command_shows_progress_on_a_terminal_only(sqlite_file):
     import pty
 

@@ -368,6 +368,7 @@ def test_a_bad_export_query_is_a_400_and_a_missing_run_a_404(user_client, crafte
     assert user_client.get("/runs/nope/export.jsonl?format=summary").status_code == 404
 
 
+@pytest.mark.slow
 def test_the_export_streams_in_constant_memory(user_client, tmp_path, settings):
     import tracemalloc
 
@@ -472,6 +473,7 @@ def test_the_list_export_carries_branches_and_keeps_the_lists_search(user_client
     assert user_client.get("/export.jsonl?format=summary&run=nope").status_code == 404
 
 
+@pytest.mark.slow
 def test_the_list_export_streams_in_constant_memory(user_client, tmp_path, settings):
     import tracemalloc
 

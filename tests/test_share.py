@@ -301,3 +301,49 @@ def test_the_share_form_says_it_shares_the_whole_conversation_opened_at_the_bran
     share_for(branching, leaf_event_id=leaf)
     listed = text_of(user_client.get(branching.get_absolute_url()).content.decode(), "share")
     assert f"opens at {branching.branch_name(leaf)}" in listed
+
+
+# What a share link opens besides its conversation: the sub-agents below it, nothing else
+
+
+@pytest.fixture
+def with_subagents(db):
+    from eventviewer.imports.importer import import_paths
+
+    from .conftest import FIXTURES
+
+    import_paths([(FIXTURES / "subagent", "subagent")])
+    parent = Conversation.objects.get(conversation_id="9045bd153bf34257918dd33313c0296c")
+    return parent, parent.subagents.order_by("pk").first()
+
+
+def test_a_reviewer_opens_the_sub_agents_of_the_shared_conversation_and_no_other(reviewer, with_subagents, branching):
+    parent, child = with_subagents
+    focus = parent.events.get(seq=1).event_id
+    share = share_for(parent, leaf_event_id=parent.head.event_id, focus_event_id=focus)
+    base = share.get_absolute_url()
+    # The link's pinned branch and event are the parent's: the sub-agent opens at its own head.
+    html = reviewer.get(f"{base}sub/{child.conversation_id}/").content.decode()
+    assert f'id="event-{child.head.event_id}"' in html and "Shared read-only view" in html
+    assert reviewer.get(f"{base}sub/{child.conversation_id}/events/{child.head.event_id}/").status_code == 200
+    # Another conversation, and the parent itself as a "sub-agent" of its own child's share.
+    for other in (branching, parent):
+        child_share = share_for(child) if other is parent else share
+        for url in (
+            f"{child_share.get_absolute_url()}sub/{other.conversation_id}/",
+            f"{child_share.get_absolute_url()}sub/{other.conversation_id}/diagram.svg",
+            f"{child_share.get_absolute_url()}sub/{other.conversation_id}/events/{other.head.event_id}/",
+        ):
+            response = reviewer.get(url)
+            assert response.status_code == 404, url
+            assert other.title not in response.content.decode()
+
+
+def test_a_link_to_a_conversation_being_deleted_is_a_404_that_leaks_nothing(reviewer, branching):
+    share = share_for(branching)
+    assert reviewer.get(share.get_absolute_url()).status_code == 200
+    Conversation.objects.filter(pk=branching.pk).update(deleting=True)
+    for url in (share.get_absolute_url(), f"{share.get_absolute_url()}events/{branching.head.event_id}/"):
+        response = reviewer.get(url)
+        assert response.status_code == 404, url
+        assert branching.title not in response.content.decode()

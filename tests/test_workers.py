@@ -21,7 +21,7 @@ from .conftest import message, write_folder
 
 ROOT = Path(__file__).resolve().parent.parent
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]  # real worker processes
 
 
 @pytest.fixture

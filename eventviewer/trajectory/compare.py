@@ -180,7 +180,7 @@ class Pair(NamedTuple):
 
 def align(a: Sequence[Key], b: Sequence[Key]) -> list[Pair]:
     """The two sequences aligned: equal keys anchor, the gaps between are aligned by
-    Needleman-Wunsch on ``similar`` steps."""
+    Needleman-Wunsch, pairing steps of one kind that share a tool (or role), best when alike."""
     pairs: list[Pair] = []
     features: dict[Key, _Features] = {}
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b).get_opcodes():
@@ -209,18 +209,6 @@ def _features(key: Key, cache: dict[Key, _Features]) -> _Features:
     if found is None:
         found = cache[key] = _Features(key.kind, frozenset(key.labels), frozenset(key.text[:MAX_TEXT].split()))
     return found
-
-
-def similar(x: Key, y: Key) -> float:
-    """How alike two steps are: 1 when equal; 0 when they never pair (other kinds, no
-    tool in common, messages of other roles); in between by their tools and the words of
-    their arguments or texts."""
-    if x == y:
-        return 1.0
-    fx, fy = _features(x, {}), _features(y, {})
-    if fx.kind != fy.kind or fx.labels.isdisjoint(fy.labels):
-        return 0.0
-    return _likeness(fx, fy)
 
 
 def _likeness(x: _Features, y: _Features) -> float:

@@ -281,3 +281,18 @@ def test_another_root_counts_from_the_branch_root_and_below_the_leaf_from_the_le
 def test_nothing_ran_elsewhere_is_no_drift():
     assert not files.drift(PATH, [ran(3, 2)], PARENTS, TIMES)
     assert not files.drift([], [ran(6, 5)], PARENTS, TIMES)
+
+
+@pytest.mark.parametrize(
+    ("observation", "tool", "words"),
+    [
+        ({"command": "view", "path": "/w/a.py"}, "file_editor", "view /w/a.py"),
+        ({"command": "ls -la", "path": ""}, "terminal", "ls -la"),
+        ({"command": "", "path": "/w/a.py"}, "terminal", "terminal"),
+        ({}, "think", "think"),
+        ({"kind": "TaskObservation", "command": ""}, "task", "a sub-agent's task"),
+        ({}, None, ""),
+    ],
+)
+def test_a_results_label_is_its_command_and_path_else_its_tool(observation, tool, words):
+    assert files.label({"kind": "ObservationEvent", "tool_name": tool, "observation": observation}) == words

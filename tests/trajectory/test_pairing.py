@@ -1,6 +1,6 @@
 import pytest
 
-from eventviewer.trajectory.pairing import pair, referenced_actions
+from eventviewer.trajectory.pairing import Identity, LeafProblems, pair, problems_per_leaf, referenced_actions
 
 from .events import act, err, msg, obs, other
 
@@ -105,3 +105,29 @@ def test_a_pending_action_knows_the_mismatched_results_meant_for_it():
     )
     assert result.pending == ["a1"]
     assert result.unmatched_for == {"a1": ["bad"], "a2": ["x"]}  # a2 is answered: x is a duplicate
+
+
+# A tool_call_id made again by a later action (a retry): an agent error with that call
+# answers the latest action that made it.
+REUSED = [act("a1", "c1"), obs("o1", "a1", "c1"), act("a2", "c1"), err("e1", "c1")]
+
+
+def test_an_agent_error_answers_the_latest_action_that_made_its_tool_call():
+    result = pair(REUSED)
+    assert result.answers == {"o1": "a1", "e1": "a2"}
+    assert result.pending == [] and result.mismatched == {}
+
+
+def placed(pk: int, parent: int | None, event) -> Identity:
+    fields = ("event_id", "kind", "tool_name", "tool_call_id", "action_id", "executable")
+    return Identity(pk, parent, *(getattr(event, name) for name in fields))
+
+
+def test_the_one_walk_answers_a_reused_tool_call_with_its_latest_action_on_each_branch():
+    # a1 -> o1 -> a2 -> e1 (the retry answered), and beside a2: o1 -> e2 (a1 answered twice).
+    tree = [placed(pk, pk - 1 or None, e) for pk, e in enumerate(REUSED, start=1)]
+    tree.append(placed(5, 2, err("e2", "c1")))
+    assert problems_per_leaf(tree) == {
+        "e1": LeafProblems(pending=0, mismatched=0),
+        "e2": LeafProblems(pending=0, mismatched=1),
+    }
