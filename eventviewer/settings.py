@@ -128,7 +128,14 @@ CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "OPTIONS": {"MAX_ENTRIES": envint("EVENTVIEWER_CACHE_ENTRIES", "200")},
-    }
+    },
+    # The HTML of cards, scope-free and built once per event (eventviewer.cardhtml): a page
+    # shows 60 turns, so this keeps about a hundred pages' worth.
+    "cards": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "cards",
+        "OPTIONS": {"MAX_ENTRIES": 10_000},
+    },
 }
 if SQLITE:
     # An import holds SQLite's one write lock until it commits (all or nothing), for

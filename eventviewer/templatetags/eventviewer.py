@@ -3,10 +3,11 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import template
 from django.conf import settings
+from django.template import Context
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
@@ -14,9 +15,13 @@ from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
+from eventviewer import cardhtml
 from eventviewer.trajectory.failures import LABELS
 from eventviewer.trajectory.projection import TURNS_MEANING
 from eventviewer.trajectory.timeline import spoken_duration
+
+if TYPE_CHECKING:
+    from eventviewer.views.turns import Entry, Row
 
 register = template.Library()
 
@@ -162,6 +167,23 @@ def scope_url(scope, **params) -> str:
     """A link within the scope (a conversation's pages or a share link); the scope keeps
     the page's view unless ``view`` is given."""
     return scope.url(**params)
+
+
+@register.simple_tag(takes_context=True)
+def card_part(context: Context, template: str, entry: Entry) -> SafeString:
+    """``template`` rendered for a card on a branch page, built once per event (``cardhtml``)."""
+    return cardhtml.part(template, entry, context["conversation"], context["scope"], context.get("leaf"))
+
+
+@register.simple_tag
+def threads_slot(index: int) -> SafeString:
+    return cardhtml.threads_slot(index)
+
+
+@register.simple_tag(takes_context=True)
+def turn(context: Context, row: Row) -> SafeString:
+    """A turn of a branch page (``_turn.html``), kept by scope and branch (``cardhtml``)."""
+    return cardhtml.turn(context, row)
 
 
 @register.simple_tag
