@@ -129,7 +129,15 @@ CACHES: dict[str, dict[str, Any]] = {
     "default": {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "OPTIONS": {"MAX_ENTRIES": envint("EVENTVIEWER_CACHE_ENTRIES", "200")},
-    }
+    },
+    # The HTML of branch pages' turns and of cards (eventviewer.cardhtml): a page keeps 60 turns
+    # and about 100 card parts, so this holds some twenty pages (a turn is about 13 KB: at most
+    # about 40 MB a process).
+    "cards": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "cards",
+        "OPTIONS": {"MAX_ENTRIES": 3_000},
+    },
 }
 if SQLITE:
     # An import holds SQLite's one write lock until it commits (all or nothing), for

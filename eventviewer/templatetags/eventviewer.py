@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from django import template
 from django.conf import settings
+from django.template import Context
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
@@ -14,6 +15,7 @@ from markdown_it.renderer import RendererHTML
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
+from eventviewer import cardhtml
 from eventviewer.trajectory.failures import LABELS
 from eventviewer.trajectory.projection import TURNS_MEANING
 from eventviewer.trajectory.timeline import spoken_duration
@@ -23,7 +25,7 @@ if TYPE_CHECKING:  # for the annotations only: views import these tags (views.ru
     from eventviewer.scope import PageScope, Scope
     from eventviewer.trajectory.files import Drift, Fork
     from eventviewer.views.comments import Review, Shown
-    from eventviewer.views.turns import TurnRow
+    from eventviewer.views.turns import TurnEvent, TurnRow
 
 register = template.Library()
 
@@ -171,6 +173,23 @@ def scope_url(scope: Scope, **params: str | None) -> str:
     """A link within the scope (a conversation's pages or a share link); the scope keeps
     the page's view unless ``view`` is given."""
     return scope.url(**params)
+
+
+@register.simple_tag(takes_context=True)
+def card_part(context: Context, template: str, entry: TurnEvent) -> SafeString:
+    """``template`` rendered for a card on a branch page, built once per event (``cardhtml``)."""
+    return cardhtml.part(template, entry, context["conversation"], context["scope"], context.get("leaf"))
+
+
+@register.simple_tag
+def threads_slot(index: int) -> SafeString:
+    return cardhtml.threads_slot(index)
+
+
+@register.simple_tag(takes_context=True)
+def turn(context: Context, row: TurnRow) -> SafeString:
+    """A turn of a branch page (``_turn.html``), kept by scope and branch (``cardhtml``)."""
+    return cardhtml.turn(context, row)
 
 
 @register.simple_tag

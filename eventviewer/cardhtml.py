@@ -1,0 +1,140 @@
+"""The HTML of a branch page's turns, built once and kept in the ``cards`` cache.
+
+Two levels, both pasted into later pages as they were built:
+
+- ``part``: what a card shows of its event alone (its body, a batch's thought, a call). An
+  event never changes once imported, so this is kept per event and is scope-free: no link
+  of an owner's pages or a share link, no state of the branch (pending, pairing). Its one
+  link, to the event's page, is kept as ``EVENT_HREF`` and filled in for the page's scope
+  and branch when pasted.
+- ``turn``: a whole turn as a page shows it, its heads' links and the branch's state
+  included, so it is kept by scope (an owner's pages or one share link), branch, view and
+  the conversation's ``live_version`` (an import or a HEAD change starts afresh). Comments
+  and labels change at any time: the kept HTML holds a ``<!--threads:N-->`` slot where each
+  entry's threads go, rendered anew for every page.
+
+The placeholders start with ``<``, which escaped event text never holds (markdown too is
+rendered with raw HTML off), so only the templates can have put them there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+from django.core.cache import caches
+from django.template import Context, Engine
+from django.template.loader import render_to_string
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+if TYPE_CHECKING:
+    from eventviewer.models import Conversation
+    from eventviewer.scope import Scope
+    from eventviewer.trajectory.events import Light
+    from eventviewer.views.turns import TurnEvent, TurnRow
+
+EVENT_HREF = mark_safe("<!--event-href-->")  # noqa: S308 (a constant: the templates' placeholder)
+TURN = "conversations/_turn.html"
+THREADS = "reviews/_threads.html"
+_SLOT = re.compile(r"<!--threads:(\d+)-->")
+
+
+def _templates_digest() -> str:
+    """What the kept HTML was built with: a change to any template starts afresh (a shared
+    cache outlives a deploy)."""
+    digest = hashlib.sha256()
+    for path in sorted((settings.BASE_DIR / "templates").glob("**/*.html")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+VERSION = _templates_digest()
+
+
+def _key(conversation: Conversation, event: Light, template: str) -> str:
+    # imported_at: SQLite hands a deleted conversation's pks out again, and a re-import starts afresh.
+    parts = (VERSION, template, conversation.pk, conversation.imported_at.isoformat(), event.pk, event.event_id)
+    return "card:" + hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
+def part(template: str, entry: TurnEvent, conversation: Conversation, scope: Scope, leaf: Light | None) -> SafeString:
+    """``template`` rendered for ``entry``'s card, its event link for the page's scope and branch."""
+    href = escape(scope.event_url(entry.event.event_id, leaf.event_id if leaf else None))
+    if entry.forgotten_ranges:  # a condensation's links to what it dropped on this branch
+        ranges = {"forgotten_ranges": entry.forgotten_ranges, "scope": scope, "leaf": leaf}
+        return render_to_string(template, {"card": entry.card, "event": entry.event, "event_href": href, **ranges})
+    cache = caches["cards"]
+    key = _key(conversation, entry.event, template)
+    html: str | None = cache.get(key)
+    if html is None:
+        # The card and its event only: what the page knows of scope and branch is not in reach.
+        html = render_to_string(template, {"card": entry.card, "event": entry.event, "event_href": EVENT_HREF})
+        cache.set(key, html, None)
+    return mark_safe(html.replace(EVENT_HREF, href))  # noqa: S308 (escaped parts and one escaped URL)
+
+
+def threads_slot(index: int) -> SafeString:
+    """Where the threads of a turn's ``index``-th entry go (``turn`` fills it)."""
+    return mark_safe(f"<!--threads:{int(index)}-->")  # noqa: S308 (an int)
+
+
+def turn(context: Context, row: TurnRow) -> SafeString:
+    """``row`` rendered by ``_turn.html`` in the page's ``context``, kept for the next page
+    of the same scope, branch and view; then each entry's comment threads put in."""
+    if context.get("deep"):  # a stretch of a long branch: its edges read differently
+        html = _render_turn(context, row)
+    else:
+        key = _turn_key(context, row)
+        cache = caches["cards"]
+        kept: str | None = cache.get(key)
+        if kept is None:
+            kept = _render_turn(context, row)
+            cache.set(key, kept, None)
+        html = kept
+    if not context.get("review"):
+        return mark_safe(_SLOT.sub("", html))  # noqa: S308 (kept as rendered)
+    threads = _engine(context).get_template(THREADS)
+
+    def fill(match: re.Match[str]) -> str:
+        with context.push(entry=row.entries[int(match.group(1))]):
+            return str(threads.render(context))
+
+    return mark_safe(_SLOT.sub(fill, html))  # noqa: S308 (kept as rendered, threads rendered)
+
+
+def _render_turn(context: Context, row: TurnRow) -> str:
+    with context.push(row=row):
+        return str(_engine(context).get_template(TURN).render(context))
+
+
+def _engine(context: Context) -> Engine:
+    """The engine of the template being rendered (a tag's context always has one)."""
+    assert context.template is not None
+    return context.template.engine
+
+
+def _turn_key(context: Context, row: TurnRow) -> str:
+    # What a turn's HTML depends on besides the conversation's state (live_version): the page's
+    # scope, branch and view, whether its reader may share, and the sub-agents its calls ran
+    # (other conversations, imported at any time).
+    conversation, scope, leaf = context["conversation"], context["scope"], context.get("leaf")
+    subagents = tuple((e.subagent.pk, e.subagent.title) for e in row.entries if e.subagent)
+    parts = (
+        VERSION,
+        TURN,
+        conversation.pk,
+        conversation.live_version,
+        scope.base,
+        scope.view,
+        scope.keep,  # a review queue's parameters, which the turn's links keep
+        leaf.event_id if leaf else "",
+        bool(context.get("can_share")),
+        row.index,
+        row.side,
+        tuple(e.event.event_id for e in row.entries),
+        subagents,
+    )
+    return "turn:" + hashlib.sha256(repr(parts).encode()).hexdigest()
