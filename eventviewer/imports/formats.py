@@ -44,7 +44,7 @@ EVENTS_BATCH = "events_batch"
 
 
 @dataclass
-class Row:
+class RunRow:
     """What a run keeps of one evaluation row besides its events."""
 
     run: str  # the run's name
@@ -169,7 +169,7 @@ def _fill_row_source(source: ConversationSource, data: dict[str, Any], run_name:
     slug = run_slug(run_name)
     source.conversation_id = uuid.uuid5(uuid.NAMESPACE_URL, f"eventviewer:run:{slug}:{instance_id}").hex
     source.expected = len(history) + (_needs_instruction(data) is not None)
-    source.row = Row(
+    source.row = RunRow(
         run=run_name,
         slug=slug,
         source=label,

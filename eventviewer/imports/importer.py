@@ -30,7 +30,7 @@ from django.utils import timezone
 from eventviewer import search
 from eventviewer.branch_queries import LIGHT_COLUMNS, light_row
 from eventviewer.imports import reviews, writers
-from eventviewer.imports.formats import Row
+from eventviewer.imports.formats import RunRow
 from eventviewer.imports.packing import pack, unpack
 from eventviewer.imports.progress import Progress
 from eventviewer.imports.sources import ConversationSource, Limits, Parsed, SourceError, find_conversations
@@ -212,7 +212,7 @@ def _moved_subagents(sources: list[ConversationSource]) -> list[str]:
     return problems
 
 
-def _record_instance(conversation: Conversation, row: Row, runs_seen: dict[str, Run]) -> None:
+def _record_instance(conversation: Conversation, row: RunRow, runs_seen: dict[str, Run]) -> None:
     """The row's run (made on its first row, its metadata from that row) and instance."""
     run = runs_seen.get(row.slug)
     if run is None:

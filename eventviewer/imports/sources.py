@@ -156,7 +156,7 @@ class ConversationSource:
     files: int = 0  # the app server layout's: how many files its events come from (a watch looks when it grows)
     parent_where: str = ""  # a sub-agent's: where its parent conversation is (``where`` of that source)
     where_of: Callable[[int], str] | None = None  # where the event at a position comes from, when worked out
-    row: Any = None  # an evaluation row's instance (formats.Row), when it is one
+    row: Any = None  # an evaluation row's instance (formats.RunRow), when it is one
     title: str = ""  # the title the layout itself gives the conversation (a V0 session's metadata.json)
     described: dict[str, str] = field(default_factory=dict)  # Conversation fields it names (described_by)
     _events: Any = None  # () -> Iterator[RawEvent]

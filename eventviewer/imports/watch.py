@@ -44,7 +44,9 @@ HALF_WRITTEN = "malformed JSON"  # what a file caught mid-write reads as (trunca
 
 
 @dataclass
-class Problem:
+class Unimportable:
+    """A file that did not import: since when, and whether that was said."""
+
     since: float
     reported: bool = False
 
@@ -56,7 +58,7 @@ class FolderWatch:
     seen: dict[str, tuple[int, int, tuple[int, int] | None]] = field(
         default_factory=dict
     )  # conversation folder -> its files when imported
-    problems: dict[tuple[str, str], Problem] = field(default_factory=dict)
+    problems: dict[tuple[str, str], Unimportable] = field(default_factory=dict)
     # The app server's layout: conversation folder -> its files stored, their events, the latest timestamp.
     app_stored: dict[str, tuple[frozenset[str], int, str]] = field(default_factory=dict)
     stored_files: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)  # folder -> file -> stat
@@ -170,7 +172,7 @@ class FolderWatch:
         """Say it once, if it lasts: most are a file being written at that moment."""
         key = (where, message)
         current.add(key)
-        problem = self.problems.setdefault(key, Problem(now))
+        problem = self.problems.setdefault(key, Unimportable(now))
         if not problem.reported and now - problem.since >= GRACE:
             problem.reported = True
             self.say(f"still not importable after {GRACE} s (retrying while watching): {message}")

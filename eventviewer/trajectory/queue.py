@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
-class Row:
+class QueueRow:
     """One conversation of the list, as the queue sees it."""
 
     id: str
@@ -29,16 +29,16 @@ class Place:
     previous: str | None = None
 
 
-def _wanted(row: Row, with_reviewed: bool) -> bool:
+def _wanted(row: QueueRow, with_reviewed: bool) -> bool:
     return with_reviewed or not row.reviewed
 
 
-def first(rows: Sequence[Row], with_reviewed: bool = False) -> str | None:
+def first(rows: Sequence[QueueRow], with_reviewed: bool = False) -> str | None:
     """The conversation a queue opens at: the list's first one still to review."""
     return next((r.id for r in rows if _wanted(r, with_reviewed)), None)
 
 
-def place(rows: Sequence[Row], current: str, with_reviewed: bool = False) -> Place:
+def place(rows: Sequence[QueueRow], current: str, with_reviewed: bool = False) -> Place:
     """Where ``current`` stands among ``rows``, and its neighbours in the queue. Off the
     list (its verdict took it out of a ``verdict=none`` list, say), its next is the
     queue's first and it has no previous."""

@@ -108,27 +108,27 @@ def problems_near(
 EVENTS_READ = 2000  # events read for a window of such a branch
 
 
-class Stretch(NamedTuple):
+class Depths(NamedTuple):
     """The depths of a branch to read: ``start`` to ``stop - 1``."""
 
     start: int
     stop: int
 
 
-def stretch_for(leaf_depth: int, anchor_depth: int | None = None, mode: str = "", reach: int = EVENTS_READ) -> Stretch:
+def stretch_for(leaf_depth: int, anchor_depth: int | None = None, mode: str = "", reach: int = EVENTS_READ) -> Depths:
     """What to read for the newest turns (no ``mode``), or those ``before``, ``after`` or
     ``at`` the event at ``anchor_depth``: that event too, and a quarter of ``reach`` on its
     other side, so that a batch of calls it sits in (the model does not see every event)
     is read whole."""
     end = leaf_depth + 1
     if not mode or anchor_depth is None:
-        return Stretch(max(0, end - reach), end)
+        return Depths(max(0, end - reach), end)
     context = reach // 4
     if mode == "before":
-        return Stretch(max(0, anchor_depth - reach), min(end, anchor_depth + context))
+        return Depths(max(0, anchor_depth - reach), min(end, anchor_depth + context))
     if mode == "after":
-        return Stretch(max(0, anchor_depth - context), min(end, anchor_depth + reach))
-    return Stretch(max(0, anchor_depth - reach // 2), min(end, anchor_depth + reach // 2 + 1))
+        return Depths(max(0, anchor_depth - context), min(end, anchor_depth + reach))
+    return Depths(max(0, anchor_depth - reach // 2), min(end, anchor_depth + reach // 2 + 1))
 
 
 def _unsure(turn: Turn) -> bool:

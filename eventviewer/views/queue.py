@@ -72,7 +72,7 @@ def walk_of(data: QueryDict) -> Walk:
     return Walk(query, params["reviewed"], params["blind"])
 
 
-def queue_rows(walk: Walk, user_id: int | None) -> list[rules.Row]:
+def queue_rows(walk: Walk, user_id: int | None) -> list[rules.QueueRow]:
     """The queue's conversations in the list's order: one query, on ids only."""
     from eventviewer.views.conversations import listed_in_order, runs_named  # (which imports this module)
 
@@ -85,7 +85,7 @@ def queue_rows(walk: Walk, user_id: int | None) -> list[rules.Row]:
     try:
         with search.budget() if q else nullcontext():
             found = listed_in_order(form).annotate(mine=Exists(mine)).values_list("conversation_id", "mine")
-            return [rules.Row(cid, reviewed) for cid, reviewed in found]
+            return [rules.QueueRow(cid, reviewed) for cid, reviewed in found]
     except BadRequest as error:  # the search's words (search.parsed)
         raise BadRequest(f"Bad queue: q: {error}") from None
 

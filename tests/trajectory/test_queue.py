@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from eventviewer.trajectory.queue import Place, Row, first, place
+from eventviewer.trajectory.queue import Place, QueueRow, first, place
 
-ROWS = [Row("a"), Row("b", reviewed=True), Row("c"), Row("d", reviewed=True), Row("e")]
+ROWS = [QueueRow("a"), QueueRow("b", reviewed=True), QueueRow("c"), QueueRow("d", reviewed=True), QueueRow("e")]
 
 
 def test_the_place_counts_from_one_over_the_whole_list():
@@ -31,17 +31,17 @@ def test_the_ends_have_no_neighbour_beyond_them():
 
 def test_the_queue_opens_at_the_first_still_to_review():
     assert first(ROWS) == "a"
-    assert first([Row("x", True), Row("y")]) == "y"
-    assert first([Row("x", True)]) is None and first([Row("x", True)], with_reviewed=True) == "x"
+    assert first([QueueRow("x", True), QueueRow("y")]) == "y"
+    assert first([QueueRow("x", True)]) is None and first([QueueRow("x", True)], with_reviewed=True) == "x"
     assert first([]) is None
 
 
 def test_one_off_the_list_goes_on_with_the_queues_first():
     assert place(ROWS, "gone") == Place(None, 5, 3, next="a", previous=None)
-    assert place([Row("x", True)], "gone").next is None
+    assert place([QueueRow("x", True)], "gone").next is None
 
 
-rows = st.lists(st.booleans(), max_size=12).map(lambda flags: [Row(str(i), r) for i, r in enumerate(flags)])
+rows = st.lists(st.booleans(), max_size=12).map(lambda flags: [QueueRow(str(i), r) for i, r in enumerate(flags)])
 
 
 @given(rows, st.integers(min_value=0, max_value=11), st.booleans())
