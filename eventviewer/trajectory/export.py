@@ -108,6 +108,8 @@ def event_section(event: Light, data: Mapping[str, Any], link: str, result: Mapp
     """One event of a turn as Markdown: what it says, and (for a tool call) its result."""
     rules = kinds.kind_of(event.kind)
     if rules.review is not None:
+        if event.tool_name and data.get("tool_name") != event.tool_name:
+            data = {**data, "tool_name": event.tool_name}  # the name read at import (a V0 event's is elsewhere)
         return rules.review(data, link, _result(result) if result is not None else "")
     summary = rules.summarize(dict(data))
     return f"*{escape(rules.label)}*" + (f": {escape(summary)}" if summary else "") + "\n"

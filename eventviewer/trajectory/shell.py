@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -27,8 +26,17 @@ GIT_READS = frozenset("status log diff show rev-parse ls-files blame describe sh
 _SEPARATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", "|&", ";;", "{", "}"})
 _WRITE_REDIRECTS = {">": "write", ">|": "write", "&>": "write", ">>": "append", "&>>": "append"}
 _HEREDOC = re.compile(r"<<(-?)[ \t]*(['\"]?)([A-Za-z_][A-Za-z0-9_.-]*)\2")
+# A token: blanks, an operator (a run of ; & | ( ) < >), or a word made of unquoted
+# characters, 'single-quoted' and "double-quoted" parts and \-escaped characters; any
+# other character is a quote left open.
+_TOKEN = re.compile(
+    r"""(?P<blank>\s+)|(?P<op>[;&|()<>]+)|(?P<word>(?:[^\s;&|()<>'"\\]+|'[^']*'|"(?:[^"\\]|\\.)*"|\\.)+)|(?P<bad>.)""",
+    re.DOTALL,
+)
 _SPECIAL = re.compile(r"""[;&|()<>'"\\]""")  # what makes a command more than plain words
-_OPERATOR_CHARS = frozenset("();<>|&")  # shlex's punctuation_chars: runs of them are operators
+_QUOTES = re.compile(r"""['"\\]""")
+_QUOTED = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)""", re.DOTALL)
+_DOUBLE_ESCAPE = re.compile(r"""\\([$`"\\\n])""")  # what a backslash escapes inside double quotes
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")  # FOO=bar before a command
 _NOT_FILES = ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty")
 
@@ -76,18 +84,29 @@ def read_command(command: str, cwd: str = "") -> Shell:
 
 def _tokens(text: str) -> list[tuple[str, bool]] | None:
     """The words and operators of a command line, each word unquoted, as a POSIX shell
-    splits them (without expanding anything); None when a quote is left open. A quoted
-    word made only of operator characters (``echo ';'``) reads as the operator: shlex
-    does not say what was quoted."""
+    splits them (without expanding anything); None when a quote is left open."""
     if not _SPECIAL.search(text):  # most commands: plain words
         return [(word, False) for word in text.split()]
-    lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    lexer.commenters = ""  # a # inside a word is part of it; comments change no file anyway
-    try:
-        return [(token, _OPERATOR_CHARS.issuperset(token) and token != "") for token in lexer]
-    except ValueError:  # no closing quotation, or nothing after an escape
-        return None
+    found: list[tuple[str, bool]] = []
+    for match in _TOKEN.finditer(text):
+        kind = match.lastgroup
+        if kind == "bad":
+            return None
+        if kind == "op":
+            found.append((match.group(), True))
+        elif kind == "word":
+            word = match.group()
+            found.append((_QUOTED.sub(_unquoted, word) if _QUOTES.search(word) else word, False))
+    return found
+
+
+def _unquoted(match: re.Match[str]) -> str:
+    single, double, escaped = match.groups()
+    if single is not None:
+        return str(single)
+    if double is not None:
+        return _DOUBLE_ESCAPE.sub(r"\1", str(double))
+    return str(escaped)
 
 
 def _cut_heredocs(command: str) -> tuple[str, dict[str, str]]:

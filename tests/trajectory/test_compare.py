@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eventviewer.trajectory import compare
+from eventviewer.trajectory.cards import result_text
 from eventviewer.trajectory.compare import Key, Pair
 
 from .events import act, msg, obs, other
@@ -205,6 +206,6 @@ def test_a_calls_arguments_are_what_ran_else_what_the_model_wrote_without_its_re
 def test_a_messages_key_is_its_text_and_a_results_the_output_or_reason():
     assert compare.message_text({"llm_message": {"content": [{"type": "text", "text": "hi"}]}}) == "hi"
     assert compare.message_text({"llm_message": "hi"}) == compare.message_text({}) == ""
-    assert compare.output({"rejection_reason": "no"}) == "no" and compare.output({"error": "boom"}) == "boom"
-    assert compare.output(result_data("out", exit_code=-1)) == compare.output(result_data("out")) == "out"
-    assert compare.output(result_data("out", exit_code=1)) == "out\n[exit code 1]"
+    assert result_text({"rejection_reason": "no"}) == "no" and result_text({"error": "boom"}) == "boom"
+    assert result_text(result_data("out", exit_code=-1)) == result_text(result_data("out")) == "out"
+    assert result_text(result_data("out", exit_code=1)) == "out\n[exit code 1]"
