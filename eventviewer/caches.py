@@ -74,5 +74,7 @@ def kept_cards(conversation: Conversation, pks: Iterable[int]) -> dict[int, Card
 
 def keep_cards(conversation: Conversation, cards: dict[int, Card]) -> None:
     version = (conversation.pk, conversation.updated_at)
+    if not _cards.maxsize:  # 0: none kept
+        return
     with _lock:
         _cards.update(((*version, pk), card) for pk, card in cards.items())

@@ -369,11 +369,16 @@ def test_a_bad_export_query_is_a_400_and_a_missing_run_a_404(user_client, crafte
 
 
 @pytest.mark.slow
-def test_the_export_streams_in_constant_memory(user_client, tmp_path, settings):
+def test_the_export_streams_in_constant_memory(user_client, tmp_path, settings, monkeypatch):
     import tracemalloc
 
-    # What the process caches (read branches, up to the cache's bound) is not the export's.
+    from cachetools import LRUCache
+
+    from eventviewer import caches
+
+    # What the process caches (read branches and cards, up to the caches' bounds) is not the export's.
     settings.CACHES = {**settings.CACHES, "default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}
+    monkeypatch.setattr(caches, "_cards", LRUCache(maxsize=0))
 
     template = read_rows(PARALLEL_PENDING)[0]
     peaks = []
