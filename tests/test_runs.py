@@ -368,8 +368,9 @@ def test_a_bad_export_query_is_a_400_and_a_missing_run_a_404(user_client, crafte
     assert user_client.get("/runs/nope/export.jsonl?format=summary").status_code == 404
 
 
-@pytest.mark.slow
-def test_the_export_streams_in_constant_memory(user_client, tmp_path, settings, monkeypatch):
+def export_peaks(client, tmp_path, settings, monkeypatch, url: str) -> list[int]:
+    """The peak memory of exporting a run of 20 and of 160 instances (``url`` formatted
+    with the run's name), each export checked to hold a line per instance."""
     import tracemalloc
 
     from cachetools import LRUCache
@@ -379,7 +380,6 @@ def test_the_export_streams_in_constant_memory(user_client, tmp_path, settings, 
     # What the process caches (read branches and cards, up to the caches' bounds) is not the export's.
     settings.CACHES = {**settings.CACHES, "default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}
     monkeypatch.setattr(caches, "_cards", LRUCache(maxsize=0))
-
     template = read_rows(PARALLEL_PENDING)[0]
     peaks = []
     for n in (20, 160):
@@ -388,12 +388,18 @@ def test_the_export_streams_in_constant_memory(user_client, tmp_path, settings, 
         run_import(path, "--run", f"m{n}")
         tracemalloc.start()
         try:
-            response = user_client.get(f"/runs/m{n}/export.jsonl?format=events")
+            response = client.get(url.format(run=f"m{n}"))
             count = sum(chunk.count(b"\n") for chunk in response.streaming_content)
             peaks.append(tracemalloc.get_traced_memory()[1])
         finally:
             tracemalloc.stop()
         assert count == n
+    return peaks
+
+
+@pytest.mark.slow
+def test_the_export_streams_in_constant_memory(user_client, tmp_path, settings, monkeypatch):
+    peaks = export_peaks(user_client, tmp_path, settings, monkeypatch, "/runs/{run}/export.jsonl?format=events")
     assert peaks[1] < 2 * peaks[0], f"peaks {peaks}: 8 times the instances"
 
 
@@ -479,24 +485,8 @@ def test_the_list_export_carries_branches_and_keeps_the_lists_search(user_client
 
 
 @pytest.mark.slow
-def test_the_list_export_streams_in_constant_memory(user_client, tmp_path, settings):
-    import tracemalloc
-
-    settings.CACHES = {**settings.CACHES, "default": {"BACKEND": "django.core.cache.backends.dummy.DummyCache"}}
-    template = read_rows(PARALLEL_PENDING)[0]
-    peaks = []
-    for n in (20, 160):
-        path = tmp_path / f"m{n}.jsonl"
-        path.write_text("".join(json.dumps(dict(template, instance_id=f"case-{i:03d}")) + "\n" for i in range(n)))
-        run_import(path, "--run", f"m{n}")
-        tracemalloc.start()
-        try:
-            response = user_client.get(f"/export.jsonl?format=events&run=m{n}")
-            count = sum(chunk.count(b"\n") for chunk in response.streaming_content)
-            peaks.append(tracemalloc.get_traced_memory()[1])
-        finally:
-            tracemalloc.stop()
-        assert count == n
+def test_the_list_export_streams_in_constant_memory(user_client, tmp_path, settings, monkeypatch):
+    peaks = export_peaks(user_client, tmp_path, settings, monkeypatch, "/export.jsonl?format=events&run={run}")
     assert peaks[1] < 2 * peaks[0], f"peaks {peaks}: 8 times the conversations"
 
 
