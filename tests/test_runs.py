@@ -370,7 +370,9 @@ def test_a_bad_export_query_is_a_400_and_a_missing_run_a_404(user_client, crafte
 
 def export_peaks(client, tmp_path, settings, monkeypatch, url: str) -> list[int]:
     """The peak memory of exporting a run of 20 and of 160 instances (``url`` formatted
-    with the run's name), each export checked to hold a line per instance."""
+    with the run's name), each export checked to hold a line per instance. An export held
+    whole would peak 8 times higher at 8 times the instances; a streamed one stays near
+    constant (about 2 times here: what a full suite's process has warmed up counts too)."""
     import tracemalloc
 
     from cachetools import LRUCache
@@ -400,7 +402,7 @@ def export_peaks(client, tmp_path, settings, monkeypatch, url: str) -> list[int]
 @pytest.mark.slow
 def test_the_export_streams_in_constant_memory(user_client, tmp_path, settings, monkeypatch):
     peaks = export_peaks(user_client, tmp_path, settings, monkeypatch, "/runs/{run}/export.jsonl?format=events")
-    assert peaks[1] < 2 * peaks[0], f"peaks {peaks}: 8 times the instances"
+    assert peaks[1] < 4 * peaks[0], f"peaks {peaks}: 8 times the instances"
 
 
 # Charts
@@ -487,7 +489,7 @@ def test_the_list_export_carries_branches_and_keeps_the_lists_search(user_client
 @pytest.mark.slow
 def test_the_list_export_streams_in_constant_memory(user_client, tmp_path, settings, monkeypatch):
     peaks = export_peaks(user_client, tmp_path, settings, monkeypatch, "/export.jsonl?format=events&run={run}")
-    assert peaks[1] < 2 * peaks[0], f"peaks {peaks}: 8 times the conversations"
+    assert peaks[1] < 4 * peaks[0], f"peaks {peaks}: 8 times the conversations"
 
 
 # Several runs compared
