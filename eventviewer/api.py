@@ -15,6 +15,7 @@ from django.db.models import Exists, F, OuterRef
 from django.http import Http404, HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
+from eventviewer import caches
 from eventviewer.forms import PathPageForm, RunCompareForm, SearchForm
 from eventviewer.lookups import get_conversation, get_leaf, valid
 from eventviewer.models import Conversation, ConversationState, Event, Run
@@ -139,7 +140,17 @@ def path(request: HttpRequest, conversation_id: str) -> HttpResponse:
     conversation = get_conversation(conversation_id)
     params = valid(PathPageForm, request.GET)
     leaf = get_leaf(conversation, params["leaf"])
-    offset, limit = params["offset"] or 0, params["limit"]
+    offset, limit, named = params["offset"] or 0, params["limit"], bool(params["leaf"])
+    # Events never change once imported: a page stays true until the next import or HEAD
+    # change (updated_at), so its bytes are kept (in the default cache, bounded) for the
+    # next reader of it.
+    version = f"{conversation.pk}:{conversation.updated_at.timestamp()}"
+    key = f"api-path:{version}:{leaf.pk if leaf else 0}:{offset}:{limit}:{named}"
+    content = caches.cached(key, lambda: orjson.dumps(_path_body(conversation, leaf, offset, limit, named)))
+    return HttpResponse(content, content_type="application/json")
+
+
+def _path_body(conversation: Conversation, leaf: Event | None, offset: int, limit: int, named: bool) -> dict[str, Any]:
     body = {
         "conversation": conversation.conversation_id,
         "head": conversation.skeleton.get("head"),
@@ -162,8 +173,8 @@ def path(request: HttpRequest, conversation_id: str) -> HttpResponse:
         "whole_branch": True,  # false: too long to read whole, figures that need all of it are null
     }
     if leaf is not None:
-        body.update(_branch_page(conversation, leaf, offset, limit, bool(params["leaf"])))
-    return _json(body)
+        body.update(_branch_page(conversation, leaf, offset, limit, named))
+    return body
 
 
 def _branch_page(conversation: Conversation, leaf: Event, offset: int, limit: int, named: bool) -> dict[str, Any]:

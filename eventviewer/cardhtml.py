@@ -32,7 +32,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 if TYPE_CHECKING:
     from eventviewer.models import Conversation
-    from eventviewer.scope import Scope
+    from eventviewer.scope import PageScope, Scope
     from eventviewer.trajectory.events import Light
     from eventviewer.views.turns import TurnEvent, TurnRow
 
@@ -114,6 +114,15 @@ def _engine(context: Context) -> Engine:
     """The engine of the template being rendered (a tag's context always has one)."""
     assert context.template is not None
     return context.template.engine
+
+
+def fragment_key(name: str, scope: PageScope, *parts: object) -> str:
+    """The key of a kept part of a branch page (``{% cache None name key using="cards" %}``):
+    the conversation's state (``live_version``), the page's scope and view, and ``parts``,
+    what else the part shows depends on."""
+    conversation = scope.conversation
+    whole = (VERSION, name, conversation.pk, conversation.live_version, scope.base, scope.view, scope.keep, parts)
+    return hashlib.sha256(repr(whole).encode()).hexdigest()
 
 
 def _turn_key(context: Context, row: TurnRow) -> str:

@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from eventviewer import branch_queries, caches
 from eventviewer.branch_queries import LIGHT_COLUMNS, columns_of, light_row
+from eventviewer.fields import KeptJSONField
 from eventviewer.imports.packing import unpack
 from eventviewer.scope import event_path
 from eventviewer.trajectory import failures, files, kinds, masking, naming, patterns, runs, serverstate
@@ -150,7 +151,7 @@ class Conversation(models.Model):
     pending_count = models.PositiveIntegerField(default=0)
     mismatch_count = models.PositiveIntegerField(default=0)
     failure_count = models.PositiveIntegerField(default=0)  # events of any branch recording a failure
-    skeleton = models.JSONField(default=dict, blank=True)  # see trajectory.skeleton
+    skeleton = KeptJSONField(default=dict, blank=True)  # see trajectory.skeleton (read-only once read)
     # A sub-agent's conversation: the parent it ran for, and the `task` call that started it.
     parent = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="subagents")
     parent_call_id = models.CharField(max_length=255, blank=True)  # the task ActionEvent's id in the parent
@@ -213,7 +214,7 @@ class Conversation(models.Model):
         instance = Instance.objects.filter(conversation=self).values_list("outcome", flat=True).first()
         return instance or UNKNOWN_STATUS
 
-    @property
+    @cached_property
     def started(self) -> str:
         """The first event's timestamp, as recorded ("" when none has one)."""
         annotated = getattr(self, "listed_started", None)

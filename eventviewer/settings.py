@@ -107,7 +107,10 @@ TEMPLATES = [
 DATABASES = {
     "default": dj_database_url.config(
         default=f"sqlite:///{BASE_DIR / 'eventviewer.sqlite3'}",
-        conn_max_age=envint("CONN_MAX_AGE", "0"),
+        # A worker thread keeps its connection: opening one (and SQLite's PRAGMAs) cost a
+        # page more than a tenth of its CPU under load (bench/load.py).
+        conn_max_age=envint("CONN_MAX_AGE", "60"),
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.paginator import Paginator
 
-from eventviewer import caches
+from eventviewer import caches, cardhtml
 from eventviewer.forms import BranchListForm
 from eventviewer.lookups import checked
 from eventviewer.models import Event
@@ -95,6 +95,7 @@ def branch_list(
         "bdir": direction,
         "branch_columns": columns,
         "branch_keep": keep,  # a branch switch keeps the list as it is
+        "branches_key": cardhtml.fragment_key("branches", scope, keep, sort, direction, page.number),
         "branch_pages": {
             "previous": scope.url(**keep, bpage=str(page.previous_page_number())) if page.has_previous() else "",
             "next": scope.url(**keep, bpage=str(page.next_page_number())) if page.has_next() else "",

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Container, Sequence
 from dataclasses import replace
+from functools import cache
 from typing import Any, TypeVar
 
 from django.conf import settings
 from django.http import Http404
 from django.utils.safestring import mark_safe
 
-from eventviewer import caches
+from eventviewer import caches, cardhtml
 from eventviewer.models import Conversation, Event, read_whole
 from eventviewer.scope import PageScope
 from eventviewer.trajectory.events import Light
@@ -197,10 +198,15 @@ def page_context(
                 index = row.turn.events[0].depth or 0
             row.index = index
     if not (is_partial(request) and (params["before"] or params["after"])):
-        near = problems_near(reading, span, found=found, only=params.get("problem") or "")
-        context["problems"] = problem_lines(conversation, near, reading, reasons, side, ended)
-        context["problem_filter"] = params.get("problem") or ""
+        only = params.get("problem") or ""
+        near = problems_near(reading, span, found=found, only=only)
+        # Described when the page's kept list (below) is not: the template calls it.
+        context["problems"] = cache(lambda: problem_lines(conversation, near, reading, reasons, side, ended))
+        context["problem_filter"] = only
         context["problem_total"] = len(found.kinds)
+        context["problems_key"] = cardhtml.fragment_key(
+            "problems", scope, leaf.event_id, only, tuple(near), len(found.kinds), reading.whole, len(reading.path)
+        )
     return context
 
 
