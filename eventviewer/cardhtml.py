@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import hashlib
 import re
+from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.cache import caches
-from django.template import Context, Engine
+from django.template import Context, Engine, Template
 from django.template.loader import render_to_string
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
@@ -97,12 +98,31 @@ def turn(context: Context, row: TurnRow) -> SafeString:
     if not context.get("review"):
         return mark_safe(_SLOT.sub("", html))  # noqa: S308 (kept as rendered)
     threads = _engine(context).get_template(THREADS)
+    review = context["review"]
 
     def fill(match: re.Match[str]) -> str:
-        with context.push(entry=row.entries[int(match.group(1))]):
+        entry = row.entries[int(match.group(1))]
+        if not review.at.get(entry.event.event_id):  # only the comment form: the page's one, its event put in
+            return _without_threads(context, threads).replace(_NO_EVENT, escape(entry.event.event_id))
+        with context.push(entry=entry):
             return str(threads.render(context))
 
     return mark_safe(_SLOT.sub(fill, html))  # noqa: S308 (kept as rendered, threads rendered)
+
+
+# An event id no event has (ids are printable: see trajectory.events), for the comment form
+# rendered once a page.
+_NO_EVENT = "\ue000no-event\ue000"
+
+
+def _without_threads(context: Context, threads: Template) -> str:
+    """What ``_threads.html`` shows at an event without threads, for the ``_NO_EVENT`` event."""
+    found: str | None = context.render_context.get(_NO_EVENT)
+    if found is None:
+        with context.push(entry=SimpleNamespace(event=SimpleNamespace(event_id=_NO_EVENT))):
+            found = str(threads.render(context))
+        context.render_context[_NO_EVENT] = found
+    return found
 
 
 def _render_turn(context: Context, row: TurnRow) -> str:

@@ -40,8 +40,8 @@ from eventviewer.trajectory.pairing import (
     problems_per_leaf,
     referenced_actions,
 )
+from eventviewer.trajectory.query import branch_leaves
 from eventviewer.trajectory.reading import Reading, read
-from eventviewer.trajectory.search import branch_leaves
 from eventviewer.trajectory.skeleton import Node, build_skeleton, event_label
 from eventviewer.trajectory.tree import ANCHOR_SPACING
 from eventviewer.trajectory.usage import Usage, total_of
@@ -227,10 +227,11 @@ class Conversation(models.Model):
     def is_live(self) -> bool:
         return self.live_until is not None and self.live_until > timezone.now()
 
-    @property
+    @cached_property
     def live_version(self) -> str:
         """Changes whenever the page of this conversation would: an import or a HEAD
-        change (``updated_at``), following it starting or stopping, or its comments."""
+        change (``updated_at``), following it starting or stopping, or its comments. Read
+        once per object (a page's turns each ask): a request reads the conversation afresh."""
         return f"{self.updated_at:%Y%m%d%H%M%S%f}-{int(self.is_live)}-{self.comment_version}"
 
     @cached_property

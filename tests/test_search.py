@@ -8,9 +8,9 @@ import re
 import pytest
 from django.db import connection
 
+from eventviewer.fulltext import TABLE, WORDS
 from eventviewer.imports.importer import import_paths
 from eventviewer.models import Conversation, ShareLink
-from eventviewer.search import TABLE, WORDS
 
 from .conftest import action, ev, message, observation
 
@@ -202,7 +202,7 @@ WORDY = [
 def test_the_import_splits_words_as_postgresql_did(text):
     """The words the import makes for PostgreSQL's index (``tsvector``) are the ones
     PostgreSQL made itself before migration 0010, positions included."""
-    from eventviewer.trajectory.search import tsvector
+    from eventviewer.trajectory.query import tsvector
 
     with connection.cursor() as cursor:
         cursor.execute(
@@ -384,7 +384,7 @@ def test_a_search_past_its_time_budget_is_a_400_naming_the_setting(client, conve
 
 
 def test_the_budget_interrupts_a_statement_already_running(conversation):
-    from eventviewer import search
+    from eventviewer import fulltext
 
     # Counting to a hundred million takes SQLite tens of seconds, PostgreSQL seconds.
     slow = (
@@ -393,8 +393,8 @@ def test_the_budget_interrupts_a_statement_already_running(conversation):
         else "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000000) "
         "SELECT count(*) FROM n"
     )
-    with pytest.raises(search.OutOfTime, match="EVENTVIEWER_SEARCH_MS"):
-        with search.budget(50), connection.cursor() as cursor:
+    with pytest.raises(fulltext.OutOfTime, match="EVENTVIEWER_SEARCH_MS"):
+        with fulltext.budget(50), connection.cursor() as cursor:
             cursor.execute(slow)
     with connection.cursor() as cursor:  # the connection goes on, without the budget
         cursor.execute("SELECT 1")

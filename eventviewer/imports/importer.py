@@ -27,7 +27,7 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from eventviewer import search
+from eventviewer import fulltext
 from eventviewer.branch_queries import LIGHT_COLUMNS, light_row
 from eventviewer.imports import reviews, writers
 from eventviewer.imports.formats import RunRow
@@ -405,7 +405,7 @@ class _Writer:
         self.late: list[str] = []  # new events written before their parent was placed
         self.anchor_of: dict[str, int] = {}  # each tree event's anchor (see tree.anchor_depth), for its children
         self.batch = writers.Batch()
-        self.runs = search.Runs()  # PostgreSQL's runs of words, across batches
+        self.runs = fulltext.Runs()  # PostgreSQL's runs of words, across batches
         self.ids: Iterator[int] = iter(())
         self.reserved = 0  # the highest primary key handed out so far
         self.outcome_of: dict[str, str] = {}  # how a branch ending at each event ends

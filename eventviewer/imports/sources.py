@@ -39,7 +39,7 @@ from eventviewer.imports.packing import pack
 from eventviewer.trajectory import kinds, runs
 from eventviewer.trajectory.events import Light, describe, title_of
 from eventviewer.trajectory.ids import normalize_conversation_id
-from eventviewer.trajectory.search import event_text, tsvector
+from eventviewer.trajectory.query import event_text, tsvector
 from eventviewer.trajectory.v0 import is_v0_event
 
 SEARCH_DEPTH = 4  # how deep below PATH to look for conversation folders
@@ -102,9 +102,9 @@ class Parsed(NamedTuple):
     digest: str
     title: str = ""  # a user message's text: the conversation's title if it is the first
     status: str = ""  # a state update's execution_status
-    text: str = ""  # what the search index holds of it (trajectory.search.event_text)
+    text: str = ""  # what the search index holds of it (trajectory.query.event_text)
     outcome: str = ""  # how a branch ending at it ends (kinds.outcome)
-    terms: str = ""  # its text's words as a PostgreSQL tsvector (trajectory.search.tsvector), for PostgreSQL
+    terms: str = ""  # its text's words as a PostgreSQL tsvector (trajectory.query.tsvector), for PostgreSQL
 
 
 def parse(event: RawEvent, terms: bool = False) -> Parsed:

@@ -1,13 +1,13 @@
 """Search: the full-text index of events (SQLite FTS5 or PostgreSQL tsvector + GIN,
-see eventviewer.search), filled here for the events already imported; and each
+see eventviewer.fulltext), filled here for the events already imported; and each
 conversation's count of events recording a failure, for the list's filter."""
 
 import lz4.block
 import orjson
 from django.db import migrations, models
 
-from eventviewer import search
-from eventviewer.trajectory.search import event_text
+from eventviewer import fulltext
+from eventviewer.trajectory.query import event_text
 
 CHUNK = 1000
 
@@ -15,7 +15,7 @@ CHUNK = 1000
 def create_index(apps, schema_editor):
     connection = schema_editor.connection
     with connection.cursor() as cursor:
-        for statement in search.schema(connection.vendor):
+        for statement in fulltext.schema(connection.vendor):
             cursor.execute(statement)
     fill(apps, connection)
 
@@ -40,7 +40,7 @@ def fill(apps, connection):
                 if text:
                     texts.append((pk, conversation, text, ""))  # "": PostgreSQL's words made by insert
         with connection.cursor() as cursor:
-            search.insert(connection, cursor.cursor, texts)
+            fulltext.insert(connection, cursor.cursor, texts)
     Conversation = apps.get_model("eventviewer", "Conversation")
     for conversation in Conversation.objects.all():
         conversation.failure_count = Event.objects.filter(conversation=conversation).exclude(failure="").count()
@@ -49,7 +49,7 @@ def fill(apps, connection):
 
 def drop_index(apps, schema_editor):
     with schema_editor.connection.cursor() as cursor:
-        for statement in search.UNDO[schema_editor.connection.vendor]:
+        for statement in fulltext.UNDO[schema_editor.connection.vendor]:
             cursor.execute(statement)
 
 

@@ -1,5 +1,5 @@
 """PostgreSQL's search index takes each event's words from the import (made by
-``trajectory.search.tsvector`` in the parser workers) instead of computing them itself
+``trajectory.query.tsvector`` in the parser workers) instead of computing them itself
 from the text: the column stops being generated. The words already stored stay."""
 
 from django.db import migrations

@@ -1,11 +1,11 @@
 """Search finds symbols (an emoji, an arrow, ✅, €) as words: the events indexed before,
-whose text holds one, are indexed again (``trajectory.search.words``, ``fts5_body``).
+whose text holds one, are indexed again (``trajectory.query.words``, ``fts5_body``).
 Only the rows of texts beyond ASCII are read back and rewritten, a thousand at a time."""
 
 from django.db import migrations
 
-from eventviewer.search import TABLE, WORDS
-from eventviewer.trajectory.search import fts5_body, tsvector, words
+from eventviewer.fulltext import TABLE, WORDS
+from eventviewer.trajectory.query import fts5_body, tsvector, words
 
 CHUNK = 1000
 

@@ -22,7 +22,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 
-from eventviewer import search, tasks
+from eventviewer import fulltext, tasks
 from eventviewer.forms import ConversationListForm, EventForm, HeadForm, PathForm, RawForm, ShareForm
 from eventviewer.lookups import checked, get_conversation, get_event, get_leaf, refused_page, valid
 from eventviewer.models import Conversation, Event, Label, Run, read_whole
@@ -177,7 +177,7 @@ def _listed(params: dict[str, Any]) -> QuerySet[Conversation]:
     if params["run"]:
         conversations = conversations.filter(instance__run__slug__in=params["run"])
     if q:
-        conversations = conversations.alias(text_matches=search.conversation_matches(search.parsed(q)))
+        conversations = conversations.alias(text_matches=fulltext.conversation_matches(fulltext.parsed(q)))
         match = Q(title__icontains=q) | Q(text_matches=True)
         as_id = q.lower().replace("-", "")
         if as_id and all(c in "0123456789abcdef" for c in as_id):
@@ -241,7 +241,7 @@ def conversation_list(request: HtmxHttpRequest) -> HttpResponse:
     refused = ""
     try:
         conversations = _listed(params)
-    except BadRequest as error:  # the search's words (search.parsed): said next to the box, 400
+    except BadRequest as error:  # the search's words (fulltext.parsed): said next to the box, 400
         if request.headers.get(TYPING):
             return HttpResponse(status=204)  # half typed: the rows stay as they are
         refused, conversations = str(error), Conversation.objects.none()
@@ -251,13 +251,13 @@ def conversation_list(request: HtmxHttpRequest) -> HttpResponse:
     conversations = with_review_counts(conversations)
     conversations = conversations.select_related("instance__run").order_by(*form.ordering()).defer("skeleton")
     q = "" if refused else params["q"].strip()
-    with search.budget() if q else nullcontext():
+    with fulltext.budget() if q else nullcontext():
         page = Paginator(conversations, settings.EVENTVIEWER_LIST_PAGE_SIZE).get_page(params["page"] or 1)
         page.object_list = list(page.object_list)  # searched now, within the budget
         review_cells(page.object_list)
         if q:
             # A row found by the words of an event shows that event's snippet, linked to it.
-            query = search.parsed(q)
+            query = fulltext.parsed(q)
             for c in page.object_list:
                 c.hit = best_hit(PageScope(c), query)  # type: ignore[attr-defined]  # for its row
     sort, direction = form.sorted_by()

@@ -23,7 +23,7 @@ from django.shortcuts import get_object_or_404
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_safe
 
-from eventviewer import search
+from eventviewer import fulltext
 from eventviewer.forms import ConversationExportForm, ExportForm, RawForm, RunExportForm, RunReviewsForm
 from eventviewer.imports import reviews
 from eventviewer.imports.packing import unpack
@@ -454,6 +454,6 @@ def list_export(request: HtmxHttpRequest) -> StreamingHttpResponse:
     pks = None
     if params["q"].strip():
         # The words are searched now, within the search's budget, not while the file streams.
-        with search.budget():
+        with fulltext.budget():
             pks = list(found.values_list("pk", flat=True))
     return _download(_list_lines(found, what, pks), f"conversations.{what}.jsonl", "application/x-ndjson")

@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from eventviewer import search
+from eventviewer import fulltext
 from eventviewer.models import Event
 from eventviewer.scope import PageScope
 from eventviewer.trajectory.events import Light
-from eventviewer.trajectory.search import Query, event_text, snippet
+from eventviewer.trajectory.query import Query, event_text, snippet
 
 
 @dataclass
@@ -27,7 +27,7 @@ class Hit:
 
 def best_hit(scope: PageScope, query: Query) -> Hit | None:
     """The conversation's best match, for the list's row: its snippet and its link."""
-    found = hits_of(scope, query, search.hits(scope.conversation.pk, query, limit=1))
+    found = hits_of(scope, query, fulltext.hits(scope.conversation.pk, query, limit=1))
     return found[0] if found else None
 
 

@@ -19,7 +19,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from eventviewer import search
+from eventviewer import fulltext
 from eventviewer.forms import ConversationListForm, QueueForm
 from eventviewer.lookups import checked, valid
 from eventviewer.models import Conversation, Verdict
@@ -83,10 +83,10 @@ def queue_rows(walk: Walk, user_id: int | None) -> list[rules.QueueRow]:
     mine = verdicts.filter(conversation=OuterRef("pk"))
     q = params["q"].strip()
     try:
-        with search.budget() if q else nullcontext():
+        with fulltext.budget() if q else nullcontext():
             found = listed_in_order(form).annotate(mine=Exists(mine)).values_list("conversation_id", "mine")
             return [rules.QueueRow(cid, reviewed) for cid, reviewed in found]
-    except BadRequest as error:  # the search's words (search.parsed)
+    except BadRequest as error:  # the search's words (fulltext.parsed)
         raise BadRequest(f"Bad queue: q: {error}") from None
 
 

@@ -12,13 +12,13 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from eventviewer import search
+from eventviewer import fulltext
 from eventviewer.forms import SearchForm
 from eventviewer.lookups import checked, get_conversation, get_leaf, get_page, refused_page
 from eventviewer.models import Conversation, Event
 from eventviewer.scope import PageScope, SharedScope
 from eventviewer.trajectory import kinds
-from eventviewer.trajectory.search import Query
+from eventviewer.trajectory.query import Query
 from eventviewer.views import HtmxHttpRequest
 from eventviewer.views.hits import Hit, hits_of
 from eventviewer.views.share import shared_view
@@ -38,7 +38,7 @@ class Group:
 class Results:
     query: Query
     total: int
-    more: bool  # over search.MAX_HITS matches: ``total`` counts the first ones
+    more: bool  # over fulltext.MAX_HITS matches: ``total`` counts the first ones
     page: int
     pages: int
     hits: list[Hit]
@@ -60,15 +60,15 @@ NO_FILTERS = {"q": "", "kind": "", "tool": "", "problems": False, "leaf": "", "b
 
 def run_search(scope: PageScope, params: dict[str, Any]) -> Results:
     conversation = scope.conversation
-    query = search.parsed(params["q"])
-    with search.budget():
-        pks = search.hits(conversation.pk, query, params["kind"], params["tool"], params["problems"])
+    query = fulltext.parsed(params["q"])
+    with fulltext.budget():
+        pks = fulltext.hits(conversation.pk, query, params["kind"], params["tool"], params["problems"])
     if params["branch"] == "this":
         leaf = get_leaf(conversation, params["leaf"])
         on_branch = {e.pk for e in Event.objects.path_to(leaf)} if leaf else set()
         pks = [pk for pk in pks if pk in on_branch]
-    more = len(pks) > search.MAX_HITS
-    pks = pks[: search.MAX_HITS]
+    more = len(pks) > fulltext.MAX_HITS
+    pks = pks[: fulltext.MAX_HITS]
     page = get_page(pks, PER_PAGE, params["page"], "the results fill {pages}.")
     hits = hits_of(scope, query, list(page.object_list), params["leaf"] if params["branch"] == "this" else "")
     return Results(query, len(pks), more, page.number, page.paginator.num_pages, hits)
@@ -91,7 +91,7 @@ def search_page(request: HtmxHttpRequest, scope: PageScope) -> HttpResponse:
     if params["q"].strip() and not refused:
         try:
             results = run_search(scope, params)
-        except BadRequest as error:  # the words themselves (search.parsed)
+        except BadRequest as error:  # the words themselves (fulltext.parsed)
             refused = str(error)
     if params["q"].strip() and not refused:
         keep = {k: params[k] for k in ("q", "kind", "tool", "leaf", "branch")}

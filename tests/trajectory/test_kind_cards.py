@@ -635,7 +635,7 @@ def test_an_acp_tool_error_is_an_error():
 
 def test_an_output_under_fields_of_its_own_shows_and_a_card_without_one_says_so():
     from eventviewer.trajectory.cards import result_text
-    from eventviewer.trajectory.search import event_text
+    from eventviewer.trajectory.query import event_text
 
     shaped = {
         "kind": "ObservationEvent",

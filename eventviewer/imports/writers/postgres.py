@@ -6,7 +6,7 @@ from typing import Any
 
 from django.db import connection
 
-from eventviewer import search
+from eventviewer import fulltext
 from eventviewer.imports.writers import EVENT_COLUMNS, PAYLOAD_COLUMNS, Batch
 from eventviewer.models import Event, EventPayload
 
@@ -20,7 +20,7 @@ def prepare() -> None:
     """Nothing to set up."""
 
 
-def insert(db: Any, batch: Batch, runs: search.Runs) -> None:
+def insert(db: Any, batch: Batch, runs: fulltext.Runs) -> None:
     """Write the batch (on the importer's writer thread), gathering its search runs.
 
     COPY streams the batch in one statement; an INSERT per row would make the import
@@ -40,7 +40,7 @@ def insert(db: Any, batch: Batch, runs: search.Runs) -> None:
                 copy.set_types(types)
                 for row in rows:
                     copy.write_row(row)
-        search.insert(db, cursor.cursor, batch.texts, runs)
+        fulltext.insert(db, cursor.cursor, batch.texts, runs)
 
 
 def _column_types(db: Any, cursor: Any, table: str, columns: tuple[str, ...]) -> list[int]:

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db import connection
 
-from eventviewer import search
+from eventviewer import fulltext
 from eventviewer.imports.writers import EVENT_COLUMNS, PAYLOAD_COLUMNS, Batch
 from eventviewer.models import Event, EventPayload
 
@@ -21,13 +21,13 @@ def prepare() -> None:
         cursor.execute("PRAGMA cache_size = -16384")
 
 
-def insert(db: Any, batch: Batch, runs: search.Runs) -> None:
+def insert(db: Any, batch: Batch, runs: fulltext.Runs) -> None:
     """Write the batch (on the importer's writer thread); SQLite's FTS5 gathers no runs."""
     limit = db.features.max_query_params or 999
     with db.cursor() as cursor, db.wrap_database_errors:  # as Django's own cursor would: django.db errors
         _insert_many(cursor.cursor, Event._meta.db_table, EVENT_COLUMNS, [r.values() for r in batch.events], limit)
         _insert_many(cursor.cursor, EventPayload._meta.db_table, PAYLOAD_COLUMNS, batch.payloads, limit)
-        search.insert(db, cursor.cursor, batch.texts)
+        fulltext.insert(db, cursor.cursor, batch.texts)
 
 
 def _insert_many(cursor: Any, table: str, columns: tuple[str, ...], rows: Sequence[Sequence[Any]], limit: int) -> None:

@@ -2,9 +2,9 @@
 tsvector + GIN for teams, chosen by the connection's vendor.
 
 One table, ``eventviewer_eventtext``, holds each event's searchable text
-(``trajectory.search.event_text``), written by the importer in the same transaction as
+(``trajectory.query.event_text``), written by the importer in the same transaction as
 the events and deleted with them. SQLite's FTS5 splits the text into words; for
-PostgreSQL the import's parser workers do (``trajectory.search.tsvector``), and the
+PostgreSQL the import's parser workers do (``trajectory.query.tsvector``), and the
 import COPYs the words in with the text. Raw SQL throughout: an FTS5 virtual table is no
 model, nor is a tsvector column.
 """
@@ -23,7 +23,7 @@ from django.db import OperationalError, connection, transaction
 from django.db.models import BooleanField
 from django.db.models.expressions import RawSQL
 
-from eventviewer.trajectory.search import FTS5_TOKENIZER, Query, QueryError, fts5_body, parse_query, tsvector
+from eventviewer.trajectory.query import FTS5_TOKENIZER, Query, QueryError, fts5_body, parse_query, tsvector
 
 TABLE = "eventviewer_eventtext"
 WORDS = "eventviewer_conversationwords"  # PostgreSQL only
@@ -68,7 +68,7 @@ POSTGRESQL_SCHEMA = [
         conversation_id bigint NOT NULL,
         body text NOT NULL,
         -- The body's words with their positions, split as queries split them (made by the
-        -- import: trajectory.search.tsvector), and a lexeme no word can be, "_c<conversation
+        -- import: trajectory.query.tsvector), and a lexeme no word can be, "_c<conversation
         -- pk>": a search in one conversation is then an intersection in the index (GIN
         -- skips through the longer list), not a filter.
         tsv tsvector NOT NULL

@@ -1,4 +1,4 @@
-"""The search index's text, the query language and snippets (trajectory.search)."""
+"""The search index's text, the query language and snippets (trajectory.query)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eventviewer.trajectory.search import (
+from eventviewer.trajectory.query import (
     EVENT_CHARS,
     QueryError,
     branch_leaves,
@@ -115,7 +115,7 @@ def test_without_positions_a_phrase_asks_for_its_words():
 
 
 def test_tsvector_lists_each_word_once_with_its_positions_as_queries_split_words():
-    from eventviewer.trajectory.search import tsvector
+    from eventviewer.trajectory.query import tsvector
 
     assert tsvector("Error: a_b a-B, É 3.5") == "'error':1 'a':2,4 'b':3,5 'é':6 '3':7 '5':8"
     assert tsvector("") == tsvector("--- ***") == ""
@@ -142,14 +142,14 @@ def reference_words(text: str) -> list[str]:
 def test_words_are_the_runs_of_letters_and_digits_case_folded_and_each_symbol(text):
     """What the index and queries call a word, however ``words`` finds them (ASCII text
     takes a faster path)."""
-    from eventviewer.trajectory.search import words
+    from eventviewer.trajectory.query import words
 
     assert words(text) == reference_words(text)
 
 
 def fts5_tokens(body: str) -> list[str]:
     """The words SQLite's FTS5 finds in a body, in order, with eventviewer's tokenizer."""
-    from eventviewer.trajectory.search import FTS5_TOKENIZER
+    from eventviewer.trajectory.query import FTS5_TOKENIZER
 
     db = sqlite3.connect(":memory:")
     db.execute(f"CREATE VIRTUAL TABLE t USING fts5(body, tokenize = '{FTS5_TOKENIZER}')")
@@ -163,13 +163,13 @@ def fts5_tokens(body: str) -> list[str]:
 def test_sqlite_finds_in_an_indexed_body_the_words_a_query_looks_for(text):
     """A query sends FTS5 a text's ``words`` (``Term.fts5``), which FTS5 splits again: it
     finds there what it holds of the text's indexed body, symbols included."""
-    from eventviewer.trajectory.search import fts5_body, words
+    from eventviewer.trajectory.query import fts5_body, words
 
     assert fts5_tokens(fts5_body(text)) == fts5_tokens(" ".join(words(text)))
 
 
 def test_an_emoji_or_a_symbol_is_a_word_to_look_for():
-    from eventviewer.trajectory.search import words
+    from eventviewer.trajectory.query import words
 
     assert words("Deploy 🚀 done ✅, 5€ → next") == [
         "deploy",
@@ -190,7 +190,7 @@ def test_an_emoji_or_a_symbol_is_a_word_to_look_for():
 
 
 def test_tsvector_keeps_what_postgresql_keeps():
-    from eventviewer.trajectory.search import MAX_POSITIONS, tsvector
+    from eventviewer.trajectory.query import MAX_POSITIONS, tsvector
 
     # A word over 2047 bytes is dropped without taking a position; a word keeps 255 positions.
     assert tsvector("short " + "é" * 1024 + " long") == "'short':1 'long':2"

@@ -1,6 +1,6 @@
 """Full-text search: what of an event is searchable, the query language, and snippets.
 
-The index (SQLite FTS5 or PostgreSQL tsvector, see ``eventviewer.search``) holds each
+The index (SQLite FTS5 or PostgreSQL tsvector, see ``eventviewer.fulltext``) holds each
 event's ``event_text``, split into words the way ``words`` splits them (runs of letters
 and digits, case folded, and each symbol beyond ASCII, an emoji or an arrow, as a word
 of its own) by both databases. A query is parsed
