@@ -372,7 +372,9 @@ def export_peaks(client, tmp_path, settings, monkeypatch, url: str) -> list[int]
     """The peak memory of exporting a run of 20 and of 160 instances (``url`` formatted
     with the run's name), each export checked to hold a line per instance. An export held
     whole would peak 8 times higher at 8 times the instances; a streamed one stays near
-    constant (about 2 times here: what a full suite's process has warmed up counts too)."""
+    constant. What a first export sets up once (templates, queries, lazy imports) is done
+    before either is measured, so that it does not hide the growth: measured, 1.2 to 1.4
+    times streamed, 4.2 to 4.6 times when the export is built whole first."""
     import tracemalloc
 
     from cachetools import LRUCache
@@ -388,6 +390,9 @@ def export_peaks(client, tmp_path, settings, monkeypatch, url: str) -> list[int]
         path = tmp_path / f"m{n}.jsonl"
         path.write_text("".join(json.dumps(dict(template, instance_id=f"case-{i:03d}")) + "\n" for i in range(n)))
         run_import(path, "--run", f"m{n}")
+    for _ in client.get(url.format(run="m20")).streaming_content:  # the warm-up
+        pass
+    for n in (20, 160):
         tracemalloc.start()
         try:
             response = client.get(url.format(run=f"m{n}"))
@@ -402,7 +407,7 @@ def export_peaks(client, tmp_path, settings, monkeypatch, url: str) -> list[int]
 @pytest.mark.slow
 def test_the_export_streams_in_constant_memory(user_client, tmp_path, settings, monkeypatch):
     peaks = export_peaks(user_client, tmp_path, settings, monkeypatch, "/runs/{run}/export.jsonl?format=events")
-    assert peaks[1] < 4 * peaks[0], f"peaks {peaks}: 8 times the instances"
+    assert peaks[1] < 2.5 * peaks[0], f"peaks {peaks}: 8 times the instances"
 
 
 # Charts
@@ -489,7 +494,7 @@ def test_the_list_export_carries_branches_and_keeps_the_lists_search(user_client
 @pytest.mark.slow
 def test_the_list_export_streams_in_constant_memory(user_client, tmp_path, settings, monkeypatch):
     peaks = export_peaks(user_client, tmp_path, settings, monkeypatch, "/export.jsonl?format=events&run={run}")
-    assert peaks[1] < 4 * peaks[0], f"peaks {peaks}: 8 times the conversations"
+    assert peaks[1] < 2.5 * peaks[0], f"peaks {peaks}: 8 times the conversations"
 
 
 # Several runs compared

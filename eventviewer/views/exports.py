@@ -362,8 +362,9 @@ def _run_lines(run: Run, what: str) -> Iterator[bytes]:
     rows = (
         run.instances.filter(conversation__deleting=False)
         .select_related("conversation")
+        .defer("conversation__skeleton")  # read with its conversation, if at all: it can be megabytes
         .order_by("instance_id")
-        .iterator(chunk_size=200)
+        .iterator(chunk_size=50)
     )
     for instance in rows:
         yield export_line(instance.conversation, instance, run.slug, what)
