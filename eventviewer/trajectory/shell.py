@@ -71,20 +71,24 @@ def read_command(command: str, cwd: str = "") -> Shell:
     if tokens is None:  # an unbalanced quote: not something to guess at
         shell.unknown = True
         return shell
-    segment: list[str] = []
+    segment: list[tuple[str, bool]] = []
     for token, operator in [*tokens, (";", True)]:
         if (operator and token in _SEPARATORS) or (not operator and token in ("{", "}")):
             if segment:
                 _read_simple(segment, bodies, shell)
             segment = []
         else:
-            segment.append(token)
+            segment.append((token, operator))
     return shell
 
 
 def _tokens(text: str) -> list[tuple[str, bool]] | None:
     """The words and operators of a command line, each word unquoted, as a POSIX shell
-    splits them (without expanding anything); None when a quote is left open."""
+    splits them (without expanding anything); None when a quote is left open.
+
+    Not ``shlex.shlex(punctuation_chars=True)``: it gives a quoted ``'>'`` or ``";"`` back
+    as the same string as the operator, so ``echo '>' x`` would read as a redirection to
+    ``x`` (tests/trajectory/test_shell.py has the cases)."""
     if not _SPECIAL.search(text):  # most commands: plain words
         return [(word, False) for word in text.split()]
     found: list[tuple[str, bool]] = []
@@ -134,18 +138,23 @@ def _cut_heredocs(command: str) -> tuple[str, dict[str, str]]:
     return "\n".join(out), bodies
 
 
-def _read_simple(words: list[str], bodies: Mapping[str, str], shell: Shell) -> None:
-    """One simple command: its redirections, then what its program does."""
+def _read_simple(tokens: list[tuple[str, bool]], bodies: Mapping[str, str], shell: Shell) -> None:
+    """One simple command (its words, each with whether it is an operator): its
+    redirections, then what its program does. A quoted ``'>'`` is a word, not one."""
+    words = [word for word, _ in tokens]
     args: list[str] = []
     redirects: list[tuple[str, str]] = []
     stdin = None
-    i = 0 if any(w and w[0] in "<>&" for w in words) else len(words)
+    i = 0 if any(operator for _, operator in tokens) else len(words)
     if i:
         args = list(words)  # no redirection: all of it is the command
     while i < len(words):
-        word = words[i]
+        word, operator = tokens[i]
         target = words[i + 1] if i + 1 < len(words) else ""
-        if word in _WRITE_REDIRECTS or word == ">&":
+        if not operator:
+            args.append(word)
+            i += 1
+        elif word in _WRITE_REDIRECTS or word == ">&":
             if args and args[-1].isdigit() and word in (">", ">>"):
                 args.pop()  # "2> file": the descriptor, not an argument
             if word == ">&" and (target.isdigit() or target == "-"):

@@ -32,6 +32,10 @@ from eventviewer.trajectory.shell import Write, read_command
         ),
         ('echo "a \\"q\\" \\$HOME" > q.txt', "/w", [("write", "/w/q.txt", 'a "q" $HOME\n', "")], False),
         ("echo 'it''s' > s.txt", "/w", [("write", "/w/s.txt", "its\n", "")], False),
+        # A quoted operator is a word (shlex with punctuation_chars reads it as the operator).
+        ("echo '>' x", "/w", [], False),
+        ('echo ">" x > out.txt', "/w", [("write", "/w/out.txt", "> x\n", "")], False),
+        ("echo 'a;' rm b > c.txt", "/w", [("write", "/w/c.txt", "a; rm b\n", "")], False),
         ("echo a\\ b > e.txt", "/w", [("write", "/w/e.txt", "a b\n", "")], False),
         ("make 2> err.log", "/w", [("write", "/w/err.log", None, "")], True),
         ("make 2>&1 > out.log", "/w", [("write", "/w/out.log", None, "")], True),
