@@ -143,8 +143,8 @@ def path(request: HttpRequest, conversation_id: str) -> HttpResponse:
     offset, limit, named = params["offset"] or 0, params["limit"], bool(params["leaf"])
     # Events never change once imported: a page stays true until the next import or HEAD
     # change (updated_at), so its bytes are kept (in the default cache, bounded) for the
-    # next reader of it.
-    version = f"{conversation.pk}:{conversation.updated_at.timestamp()}"
+    # next reader of it; by the read's limit too (a branch over it is answered a page at a time).
+    version = f"{conversation.pk}:{conversation.updated_at.timestamp()}:{settings.EVENTVIEWER_FULL_READ_MAX}"
     key = f"api-path:{version}:{leaf.pk if leaf else 0}:{offset}:{limit}:{named}"
     content = caches.cached(key, lambda: orjson.dumps(_path_body(conversation, leaf, offset, limit, named)))
     return HttpResponse(content, content_type="application/json")

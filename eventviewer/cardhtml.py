@@ -141,7 +141,8 @@ def fragment_key(name: str, scope: PageScope, *parts: object) -> str:
     the conversation's state (``live_version``), the page's scope and view, and ``parts``,
     what else the part shows depends on."""
     conversation = scope.conversation
-    whole = (VERSION, name, conversation.pk, conversation.live_version, scope.base, scope.view, scope.keep, parts)
+    read = settings.EVENTVIEWER_FULL_READ_MAX  # over it, a branch is read a stretch at a time
+    whole = (VERSION, name, conversation.pk, conversation.live_version, read, scope.base, scope.view, scope.keep, parts)
     return hashlib.sha256(repr(whole).encode()).hexdigest()
 
 

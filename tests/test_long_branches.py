@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.core.cache import cache
 
 from eventviewer.imports.importer import import_paths
 from eventviewer.models import Event
@@ -356,6 +357,7 @@ def test_a_message_longer_than_a_page_reads_ahead_of_a_long_branch(client, folde
     for o in (0, 1500):
         assert client.get(url, {"offset": o, "limit": 100}).json()["messages"] == full[o]["messages"]
     monkeypatch.setattr(api, "READ_AHEAD_MAX", 500)  # it runs on past what a page reads: not counted
+    cache.clear()  # the answers kept are the other constant's (a constant changes with a restart)
     (merged,) = client.get(url, {"offset": 0, "limit": 100}).json()["messages"]
     assert merged["event_ids"] == [f"u{i}" for i in range(100)] and merged["event_count"] is None
 

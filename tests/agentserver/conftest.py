@@ -17,9 +17,10 @@ from eventviewer.models import Conversation
 from .server import KEY, AgentServer, ScriptedLLM, Unavailable, finish, installed_python, terminal
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's, which reads the group into the test's id
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Under pytest-xdist (``--dist loadgroup``) every agent-server test goes to one worker,
-    so one server starts, not one per worker."""
+    so one server starts (and one worker waits for its install), not one per worker."""
     for item in items:
         if item.get_closest_marker("agentserver"):
             item.add_marker(pytest.mark.xdist_group("agentserver"))
