@@ -137,9 +137,10 @@ def _engine(context: Context) -> Engine:
 
 
 def fragment_key(name: str, scope: PageScope, *parts: object) -> str:
-    """The key of a kept part of a branch page (``{% cache None name key using="cards" %}``):
-    the conversation's state (``live_version``), the page's scope and view, and ``parts``,
-    what else the part shows depends on."""
+    """The key of a kept part of a branch page (a turn, or ``{% cache None name key
+    using="cards" %}``): the templates, the conversation's state (``live_version``), the page's
+    scope, view and review queue (whose parameters its links keep), and ``parts``, what else
+    the part shows depends on."""
     conversation = scope.conversation
     read = settings.EVENTVIEWER_FULL_READ_MAX  # over it, a branch is read a stretch at a time
     whole = (VERSION, name, conversation.pk, conversation.live_version, read, scope.base, scope.view, scope.keep, parts)
@@ -147,24 +148,12 @@ def fragment_key(name: str, scope: PageScope, *parts: object) -> str:
 
 
 def _turn_key(context: Context, row: TurnRow) -> str:
-    # What a turn's HTML depends on besides the conversation's state (live_version): the page's
-    # scope, branch and view, whether its reader may share, and the sub-agents its calls ran
-    # (other conversations, imported at any time).
-    conversation, scope, leaf = context["conversation"], context["scope"], context.get("leaf")
+    # What a turn's HTML depends on besides what every kept part does (fragment_key): its
+    # branch, whether its reader may share, and the sub-agents its calls ran (other
+    # conversations, imported at any time).
+    scope, leaf = context["scope"], context.get("leaf")
     subagents = tuple((e.subagent.pk, e.subagent.title) for e in row.entries if e.subagent)
-    parts = (
-        VERSION,
-        TURN,
-        conversation.pk,
-        conversation.live_version,
-        scope.base,
-        scope.view,
-        scope.keep,  # a review queue's parameters, which the turn's links keep
-        leaf.event_id if leaf else "",
-        bool(context.get("can_share")),
-        row.index,
-        row.side,
-        tuple(e.event.event_id for e in row.entries),
-        subagents,
-    )
-    return "turn:" + hashlib.sha256(repr(parts).encode()).hexdigest()
+    entries = tuple(e.event.event_id for e in row.entries)
+    branch = leaf.event_id if leaf else ""
+    parts = (branch, bool(context.get("can_share")), row.index, row.side, entries, subagents)
+    return "turn:" + fragment_key(TURN, scope, *parts)

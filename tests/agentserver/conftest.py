@@ -17,7 +17,7 @@ from eventviewer.models import Conversation
 from .server import KEY, AgentServer, ScriptedLLM, Unavailable, finish, installed_python, terminal
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's, which reads the group into the test's id
+@pytest.hookimpl(tryfirst=True)  # before xdist's, which writes the group into the test's id
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Under pytest-xdist (``--dist loadgroup``) every agent-server test goes to one worker,
     so one server starts (and one worker waits for its install), not one per worker."""
