@@ -25,7 +25,7 @@ XDIST := -n $(TEST_JOBS) --dist loadgroup
 # measurements; docs/development.md): about 1 minute of CPU.
 FAST := --ignore=tests/browser --ignore=tests/agentserver -m "not browser and not agentserver and not slow"
 
-.PHONY: run test test-fast test-pure test-postgres install install-dev system-run system-test postgres demo screenshots bench check lint mutate clean
+.PHONY: run test test-fast agent-server-venv test-pure test-postgres install install-dev system-run system-test postgres demo screenshots bench check lint mutate clean
 
 # make run serves like production (DEBUG off: our own error pages, WhiteNoise for static
 # files) but on 127.0.0.1 over plain HTTP, with the login requirement off. A worker runs
@@ -51,7 +51,7 @@ $(VENV)/secret-key: | install
 
 # The checks, then every test: the pure core's without Django, then the rest
 # (plain `pytest` also runs them all).
-test: install-dev system-test check test-pure
+test: agent-server-venv install-dev system-test check test-pure
 	$(PYTEST) $(XDIST) --ignore=$(PURE_TESTS)
 	EVENTVIEWER_PARALLEL_FROM=0 $(PYTEST) $(XDIST) $(IMPORT_TESTS)
 
@@ -68,7 +68,7 @@ test-pure: install-dev
 
 # The Django suite against a real PostgreSQL server (started, or installed, if missing);
 # the pure tests touch no database.
-test-postgres: install-dev system-test postgres
+test-postgres: agent-server-venv install-dev system-test postgres
 	DATABASE_URL=$(PG_URL) $(PYTEST) $(XDIST) --ignore=$(PURE_TESTS)
 	DATABASE_URL=$(PG_URL) EVENTVIEWER_PARALLEL_FROM=0 $(PYTEST) $(XDIST) $(IMPORT_TESTS)
 
@@ -86,6 +86,12 @@ $(BIN)/.installed: requirements.txt
 $(BIN)/.installed-dev: $(BIN)/.installed requirements-dev.txt
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
 	touch $@
+
+# The agent-server tests' virtualenv (minutes, the first time) is installed in the background
+# while the other installs, the checks and the pure tests run; its tests wait on its lock.
+agent-server-venv:
+	@mkdir -p $(VENV)
+	@nohup $(PYTHON) tests/agentserver/server.py > $(VENV)/agent-server-install.log 2>&1 &
 
 system-run:
 	@scripts/need-apt $(APT_PACKAGES_RUN)

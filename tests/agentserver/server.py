@@ -383,3 +383,12 @@ class RestOnlyProxy:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+if __name__ == "__main__":
+    # `make test` starts this in the background first, so that the install (minutes) runs
+    # beside the other installs, the checks and the pure tests; the tests then wait on its lock.
+    try:
+        print(f"agent-server virtualenv ready: {installed_python()}")
+    except Unavailable as e:  # the agent-server tests say it again, and fail
+        print(f"agent-server virtualenv: {e}")

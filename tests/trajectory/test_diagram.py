@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -19,7 +20,9 @@ from eventviewer.trajectory.diagram import (
     render_svg,
     sanitize_svg,
 )
+from eventviewer.trajectory.diagram.dot import LABEL_CHARS
 from eventviewer.trajectory.events import Light
+from eventviewer.trajectory.kinds import ROOT_PARENT_ID
 from eventviewer.trajectory.skeleton import Node, build_skeleton, describe_branches, event_label
 from eventviewer.trajectory.tree import Entry, build_tree
 
@@ -173,6 +176,65 @@ def test_selecting_an_event_inside_a_run_splits_the_run(retries):
     assert [drawn.boxes[c].event_id for c in drawn.boxes[below].children] == [leaf]
     assert drawn.href[selected] == link(path[-1].event_id)
     assert_path_highlighted(drawn, path)
+
+
+def test_events_split_out_of_a_run_are_drawn_as_themselves(retries):
+    """A problem and the selection inside a run each get their own node: the event's kind,
+    label, time and problem, its subtree's totals, and only the selection selected."""
+    loaded, skeleton, leaves = retries
+    leaf = max(leaves, key=lambda i: loaded.tree.depth[i])
+    path = loaded.path(leaf)[:7]  # the run spans depths 4..9: the pending action at 5, the selection at 6
+    drawn = Drawn(skeleton, path, {path[5].event_id: "pending", path[6].event_id: "not a problem kind"})
+    paths = {e: loaded.tree.path(e) for e in loaded.tree.depth}
+    parents = {p[-2] for p in paths.values() if len(p) > 1}
+    for step, problem, selected in ((path[5], "pending", False), (path[6], None, True)):
+        (box,) = [b for b in drawn.boxes if b.role == "event" and b.event_id == step.event_id]
+        below = [e for e, p in paths.items() if step.event_id in p]
+        leaves_below = [e for e in below if e not in parents]
+        assert (box.kind, box.summary, box.timestamp) == (step.kind, step.summary, step.timestamp)
+        assert box.label == event_label(step.kind, step.source, step.tool_name, step.summary)
+        assert (box.problem, box.selected, box.on_path, box.at) == (problem, selected, True, step.event_id)
+        assert (box.depth, box.bottom, box.count) == (step.depth, step.depth, 1)
+        assert (box.sub_events, box.sub_leaves) == (len(below), len(leaves_below))
+        assert box.latest == max(leaves_below, key=lambda e: loaded.events[e].seq)
+    assert drawn.box(drawn.named("selected")[0]).event_id == path[6].event_id
+    assert [drawn.box(name).event_id for name in drawn.named("pending")] == [path[5].event_id]
+
+
+def test_the_parts_of_a_split_run_name_their_ends_as_far_as_they_are_known(retries):
+    """Above the selection a run's part names its first and last events from the path; below
+    it only the run's own last event is known; a label the skeleton kept (an action's
+    command) wins over the path's summary."""
+    loaded, skeleton, leaves = retries
+    leaf = max(leaves, key=lambda i: loaded.tree.depth[i])
+    path = loaded.path(leaf)[:7]
+    (node,) = [n for n in skeleton["nodes"] if n["id"] == leaf]
+    assert node["run"]["count"] == 6  # depths 4..9
+
+    def parts(skeleton):
+        drawn = Drawn(skeleton, path, {path[5].event_id: "pending"})
+        return [
+            (b.depth, b.bottom, b.first_kind, b.last_kind, b.first_label, b.last_label, b.on_path, b.at)
+            for b in drawn.boxes
+            if b.role == "run" and b.latest == leaf and b.depth >= 4
+        ]
+
+    def step(d):
+        return event_label(path[d].kind, path[d].source, path[d].tool_name, path[d].summary)
+
+    assert parts(skeleton) == [
+        (4, 4, path[4].kind, path[4].kind, step(4), step(4), True, path[4].event_id),
+        (7, 9, None, "ActionEvent", "", event_label("ActionEvent"), False, None),
+    ]
+    labelled = copy.deepcopy(skeleton)
+    (run,) = [n["run"] for n in labelled["nodes"] if n["id"] == leaf]
+    run |= {"first_label": "Message: kept first", "last_label": "terminal: wc -w data.txt", "side": 2}
+    assert parts(labelled) == [
+        (4, 4, path[4].kind, path[4].kind, "Message: kept first", step(4), True, path[4].event_id),
+        (7, 9, None, "ActionEvent", "", "terminal: wc -w data.txt", False, None),
+    ]
+    drawn = Drawn(labelled, path, {path[5].event_id: "pending"})
+    assert [b.side for b in drawn.boxes if b.role == "run" and b.latest == leaf and b.depth >= 4] == [2, 0]
 
 
 def test_pending_and_mismatched_events_get_their_own_coloured_nodes(retries):
@@ -372,6 +434,50 @@ def test_a_big_tree_stays_within_the_node_budget(spine_with_side_branches, which
     assert drawn.named("fold")
 
 
+@pytest.mark.parametrize("which", ["middle", "first", "head"])
+def test_every_event_is_drawn_once_and_each_fold_says_what_it_holds(spine_with_side_branches, which):
+    """However a big tree is folded, the nodes' counts add up to its events; each node's
+    totals are its own and its children's; a fold hangs one level below what it folds from
+    and counts the events and leaves of the branches it holds, linking to the latest."""
+    grown, skeleton, leaves = spine_with_side_branches
+    leaf = {"middle": leaves[len(leaves) // 2], "first": leaves[0], "head": skeleton["head"]}[which]
+    boxes = Drawn(skeleton, grown.path(leaf)).boxes
+    assert sum(b.count + b.side_events for b in boxes) == 20_000
+    for b in boxes:
+        assert b.sub_events == b.count + b.side_events + sum(boxes[c].sub_events for c in b.children)
+        if b.role != "merged":
+            own = b.branches if b.role == "fold" else 0 if b.children else 1
+            assert b.sub_leaves == own + sum(boxes[c].sub_leaves for c in b.children)
+
+    folds = [b for b in boxes if b.role == "fold"]
+    assert folds
+    depth = grown.tree.depth
+    for fold in folds:
+        above = boxes[fold.parent]
+        assert fold.depth == fold.bottom == above.bottom + 1
+        assert fold.index in above.children
+        assert (fold.count, fold.branches) == (fold.sub_events, fold.sub_leaves) and fold.branches >= 1
+        assert fold.latest in leaves and depth[fold.latest] > fold.depth
+        assert fold.latest not in {b.event_id for b in boxes}
+
+
+def test_thousands_of_roots_fold_into_one_node_at_the_top():
+    grown = Grown()
+    for i in range(2000):
+        grown.chain(f"r{i}-", ROOT_PARENT_ID, 2)
+    skeleton = grown.skeleton(head="r1999-1")
+    path = grown.path("r5-1")
+    drawn = Drawn(skeleton, path)
+    assert_readable(drawn, path, "r1999-1")
+    (fold,) = [drawn.box(name) for name in drawn.named("fold")]
+    assert (fold.parent, fold.depth, fold.bottom) == (None, 0, 0)
+    tops = [b for b in drawn.boxes if b.parent is None]
+    assert sum(b.sub_events for b in tops) == 4000 and sum(b.sub_leaves for b in tops) == 2000
+    assert fold.count == 2 * fold.branches
+    drawn_roots = {b.event_id for b in tops if b.role == "event"}
+    assert drawn.href[f"n{fold.index}"] == link(f"r{max(i for i in range(2000) if f'r{i}-0' not in drawn_roots)}-1")
+
+
 def test_thousands_of_leaves_on_the_root_fold_into_one_node():
     grown = Grown()
     grown.add("root", None)
@@ -405,6 +511,47 @@ def test_a_deep_path_branching_at_every_step_is_merged_far_from_the_selection(se
     assert drawn.box(chain[-2]).role == "event"  # the selection's neighbourhood is drawn in full
 
 
+@pytest.mark.parametrize("selected", ["s4999", "x2500"])
+def test_a_merged_stretch_accounts_for_every_event_branch_and_problem_it_absorbs(selected):
+    grown = Grown()
+    parent = grown.add("s0", None)
+    for i in range(1, 5000):
+        grown.add(f"x{i}", parent)
+        parent = grown.add(f"s{i}", parent)
+    path = grown.path(selected)
+    problems = {path[d].event_id: "pending" if d % 3 else "mismatched" for d in range(200, len(path) - 300, 7)}
+    boxes = diagram_nodes(grown.skeleton(head="x10"), path=path, problems=problems)
+    assert sum(b.count + b.side_events for b in boxes) == 9_999
+    for b in boxes:
+        assert b.sub_events == b.count + b.side_events + sum(boxes[c].sub_events for c in b.children)
+        own = b.branches if b.role in ("fold", "merged") else 0 if b.children else 1
+        assert b.sub_leaves == own + sum(boxes[c].sub_leaves for c in b.children)
+    said = {
+        kind: sum(b.contains.get(kind, 0) + (b.problem == kind) for b in boxes) for kind in ("pending", "mismatched")
+    }
+    assert said == {kind: list(problems.values()).count(kind) for kind in ("pending", "mismatched")}
+    merged = [b for b in boxes if b.role == "merged"]
+    assert merged
+    for b in merged:
+        assert (b.on_path, b.spine, b.at) == (True, True, path[b.depth].event_id)
+        assert b.side_events == b.branches >= 1  # each side branch here is one event
+        assert b.latest == "s4999"  # the last appended leaf, below every stretch of the spine
+        assert b.count == b.bottom - b.depth + 1
+
+
+@pytest.mark.parametrize("max_nodes", [40, 41, 60, 99, 100, 250])
+def test_merging_uses_the_node_budget_without_passing_it(max_nodes):
+    grown = Grown()
+    parent = grown.add("s0", None)
+    for i in range(1, 3000):
+        grown.add(f"x{i}", parent)
+        parent = grown.add(f"s{i}", parent)
+    skeleton = grown.skeleton(head="x10")
+    for selected in ("s2999", "x1500"):
+        boxes = diagram_nodes(skeleton, path=grown.path(selected), problems={}, max_nodes=max_nodes)
+        assert max_nodes - 3 <= len(boxes) <= max_nodes
+
+
 def test_too_many_problems_fold_back_into_runs_that_say_so():
     grown = Grown()
     leaf = grown.chain("e", None, 500)
@@ -417,6 +564,162 @@ def test_too_many_problems_fold_back_into_runs_that_say_so():
     assert sum(box.contains.get("pending", 0) for box in boxes) == 200 - MAX_PROBLEM_NODES
     dot = build_dot(grown.skeleton(head=leaf), path=path, problems=problems, link=link)
     assert f"contains {200 - MAX_PROBLEM_NODES} pending" in dot
+
+
+def test_a_run_says_each_kind_of_problem_it_holds_and_nothing_when_it_holds_none():
+    grown = Grown()
+    leaf = grown.chain("e", None, 500)
+    path = grown.path(leaf)
+    problems = {step.event_id: "pending" if i % 2 else "mismatched" for i, step in enumerate(path[100:300])}
+    dot = build_dot(grown.skeleton(head=leaf), path=path, problems=problems, link=link)
+    folded = 200 - MAX_PROBLEM_NODES
+    assert f"contains {folded // 2} pending, {folded // 2} mismatched" in dot
+    assert "contains" not in build_dot(grown.skeleton(head=leaf), path=path, problems={}, link=link)
+
+
+def dot_labels(dot: str) -> list[str]:
+    return [label.split("\\n") for label in re.findall(r' label="([^"]*)"', dot)]
+
+
+def test_label_lines_are_one_short_clean_line_each():
+    grown = Grown()
+    root = grown.add("root", None, kind="MessageEvent")
+    for name in "abcd":
+        grown.add(name, root, kind="MessageEvent")
+    fits = "y" * (LABEL_CHARS - len("Message: "))
+    summaries = {"a": "tab\there\nnew  line", "b": "lone\ud800surrogate", "c": fits, "d": fits + "z"}
+    dot = build_dot(grown.skeleton(head="c", summaries=summaries), path=grown.path("a"), problems={}, link=link)
+    assert dot_labels(dot) == [
+        ["Message", "depth 0 · 4 branches"],
+        ["Message: tab here new line", "depth 1 · finished"],
+        ["Message: lone?surrogate", "depth 1 · finished"],
+        [f"Message: {fits}", "HEAD · depth 1 · finished"],
+        [f"Message: {fits[:-1]}…", "depth 1 · finished"],
+    ]
+
+
+def test_folds_and_merged_stretches_say_what_they_hold():
+    grown = Grown()
+    grown.add("root", None)
+    for i in range(2000):
+        grown.add(f"leaf{i}", "root")
+    dot = build_dot(grown.skeleton(head="leaf1999"), path=grown.path("leaf5"), problems={}, link=link)
+    (fold,) = [
+        b
+        for b in diagram_nodes(grown.skeleton(head="leaf1999"), path=grown.path("leaf5"), problems={})
+        if b.role == "fold"
+    ]
+    assert [f"{fold.branches:,} branches · {fold.count:,} events"] in dot_labels(dot)
+
+    grown = Grown()
+    parent = grown.add("s0", None)
+    for i in range(1, 5000):
+        grown.add(f"x{i}", parent)
+        parent = grown.add(f"s{i}", parent)
+    path = grown.path("s4999")
+    (merged,) = [b for b in diagram_nodes(grown.skeleton(head="x10"), path=path, problems={}) if b.role == "merged"]
+    dot = build_dot(grown.skeleton(head="x10"), path=path, problems={}, link=link)
+    n, side = f"{merged.count:,}", f"{merged.branches:,}"
+    assert [f"{n} events", f"+ {side} side branches ({side} events)"] in dot_labels(dot)
+
+
+def test_labels_of_a_branch_with_a_split_run_side_events_and_comments(retries):
+    loaded, skeleton, leaves = retries
+    leaf = max(leaves, key=lambda i: loaded.tree.depth[i])
+    path = loaded.path(leaf)[:7]
+    labelled = copy.deepcopy(skeleton)
+    (run,) = [n["run"] for n in labelled["nodes"] if n["id"] == leaf]
+    run |= {"first_label": "Message: kept first", "last_label": "terminal: wc -w data.txt", "side": 2}
+    problems, comments = {path[5].event_id: "pending"}, {path[6].event_id: 2}
+    dot = build_dot(labelled, path=path, problems=problems, link=link, comments=comments)
+    assert dot_labels(dot) == [
+        ["System prompt", "depth 0"],
+        ["Message: Write a script tha…", "depth 1 · 2 branches"],
+        ["terminal: list files", "depth 2"],
+        ["result", "depth 3 · 2 branches"],
+        ["3 events · depth 4–6", "tool call …"],
+        ["result: count.py counts wor…", "depth 7 · finished"],
+        ["Message: kept first", "depth 4", "+ 2 side events"],
+        ["terminal: write count.sh", "depth 5 · pending"],
+        ["terminal result", "depth 6", "✎ 2"],
+        ["3 events · depth 7–9"],
+        ["result: count.sh runs wc -w…", "depth 10 · finished"],
+        ["4 events · depth 2–5", "Message …"],
+        ["result: There is no data.tx…", "HEAD · depth 6 · finished"],
+    ]
+    for node in labelled["nodes"]:
+        node["outcome"] = ""  # a leaf that did not finish
+    assert ["result: count.sh runs wc -w…", "depth 10 · open"] in dot_labels(
+        build_dot(labelled, path=loaded.path(leaf), problems={}, link=link)
+    )
+
+
+def dot_tooltips(dot: str) -> list[str]:
+    return [tip.replace("\\n", " / ") for tip in re.findall(r' tooltip="([^"]*)"', dot)]
+
+
+def test_tooltips_say_what_a_node_stands_for_and_where_a_click_goes(retries):
+    loaded, skeleton, leaves = retries
+    leaf = max(leaves, key=lambda i: loaded.tree.depth[i])
+    path = loaded.path(leaf)[:7]
+    labelled = copy.deepcopy(skeleton)
+    (run,) = [n["run"] for n in labelled["nodes"] if n["id"] == leaf]
+    run |= {"first_label": "Message: kept first", "last_label": "terminal: wc -w data.txt"}
+    problems, comments = {path[5].event_id: "pending"}, {path[6].event_id: 2}
+    go, first, switch = (
+        "Click to go to this event on the branch shown.",
+        "Click to go to its first event on the branch shown.",
+        "Click to switch to the most recent branch below.",
+    )
+    on_branch = dot_tooltips(
+        build_dot(labelled, path=path, problems=problems, link=link, event_link=event_link, comments=comments)
+    )
+    elsewhere = dot_tooltips(build_dot(labelled, path=path, problems=problems, link=link, comments=comments))
+    for expected in (
+        f"1 folded event at depth 2: terminal: list files. {first}",
+        f"3 events at depths 4–6 (folded events): tool call … tool call. {switch}",
+        f"1 folded event at depth 4: Message: kept first. {first}",
+        f"ActionEvent · depth 5 · pending · {path[5].timestamp} / terminal: write count.sh / {go}",
+        f"2 comments / ObservationEvent · depth 6 · selected · {path[6].timestamp} / terminal result / {go}",
+        f"3 events at depths 7–9 (folded events): terminal: wc -w data.txt. {switch}",
+    ):
+        assert expected in on_branch
+    for expected in (
+        f"1 folded event at depth 2: terminal: list files. {switch}",
+        f"ActionEvent · depth 5 · pending · {path[5].timestamp} / terminal: write count.sh / {switch}",
+        f"2 comments / ObservationEvent · depth 6 · selected · {path[6].timestamp} / terminal result",  # no click
+    ):
+        assert expected in elsewhere
+
+    grown = Grown()
+    grown.add("root", None)
+    for i in range(2000):
+        grown.add(f"leaf{i}", "root")
+    boxes = diagram_nodes(grown.skeleton(head="leaf1999"), path=grown.path("leaf5"), problems={})
+    (fold,) = [b for b in boxes if b.role == "fold"]
+    tips = dot_tooltips(build_dot(grown.skeleton(head="leaf1999"), path=grown.path("leaf5"), problems={}, link=link))
+    n = f"{fold.branches:,}"
+    assert f"{n} branches folded here ({n} events). Click to switch to the most recent of them." in tips
+
+    grown = Grown()
+    parent = grown.add("s0", None)
+    for i in range(1, 5000):
+        grown.add(f"x{i}", parent)
+        parent = grown.add(f"s{i}", parent)
+    path = grown.path("s4999")
+    problems = {path[100].event_id: "pending", path[200].event_id: "mismatched"}
+    (merged,) = [
+        b for b in diagram_nodes(grown.skeleton(head="x10"), path=path, problems=problems) if b.role == "merged"
+    ]
+    tips = dot_tooltips(
+        build_dot(grown.skeleton(head="x10"), path=path, problems=problems, link=link, event_link=event_link)
+    )
+    count, side = f"{merged.count:,}", f"{merged.branches:,}"
+    span = f"{merged.depth:,}–{merged.bottom:,}"
+    assert (
+        f"{count} events at depths {span} (a stretch with {side} side branches of {side} events),"
+        f" contains 1 pending, 1 mismatched. {first}"
+    ) in tips
 
 
 # --- hostile text ---------------------------------------------------------------------------
@@ -491,6 +794,10 @@ RAW = """<?xml version="1.0" encoding="UTF-8" standalone="no"?>
 <text onmouseover="alert(3)" x="1">bad link</text></a>
 <a xlink:href="//evil.example/x"><text>off-site</text></a>
 <a xlink:href="/c/1/?leaf=a&amp;b" xlink:title="good"><text fill="url(javascript:alert(4))">good link</text></a>
+<a href="https://evil.example/svg2"><text>svg2 off-site</text></a>
+<a href="//evil.example/mixed" xlink:href="/c/1/?leaf=m" xlink:title="bad mixed"><text>mixed</text></a>
+<a xlink:href="/c/1/?leaf=t" xlink:title="tip"><title>own tip</title><text>titled</text></a>
+<a xlink:href="/c/1/?leaf=z#top"><text>fragment</text></a>
 <foreignObject><div xmlns="http://www.w3.org/1999/xhtml">html</div></foreignObject>
 <image xlink:href="http://evil/x.png"/><use xlink:href="#n0"/>
 </g>
@@ -506,17 +813,55 @@ def test_the_sanitizer_drops_scripts_handlers_and_foreign_links():
     for element, attrs in all_elements_and_attributes(root):
         assert element.tag.removeprefix(SVG) in ALLOWED_ELEMENTS
         assert not any(name.startswith("on") for name in attrs)
-    (good,) = root.iter(f"{SVG}a")
+    good, titled, fragment = root.iter(f"{SVG}a")  # the links with an unsafe target are plain groups
     assert good.get(XLINK_HREF) == "/c/1/?leaf=a&b"
     assert good.get("hx-get") == "/c/1/?leaf=a&b" and good.get("hx-target") == "#diagram"
     assert (good.get("hx-swap"), good.get("hx-push-url")) == ("outerHTML", "true")
-    assert good.findtext(f"{SVG}title") == "good"
-    assert {t.text for t in root.iter(f"{SVG}text")} == {"bad link", "off-site", "good link"}
+    assert good[0].tag == f"{SVG}title" and good[0].text == "good"  # the tooltip, first
+    assert [t.text for t in titled.iter(f"{SVG}title")] == ["own tip"]  # never a second one
+    assert fragment.get("hx-get") == "/c/1/?leaf=z#top" and fragment.get("data-anchor") is None
+    for element, attrs in all_elements_and_attributes(root):
+        if element.tag != f"{SVG}a":  # a link made a group keeps neither its target nor its title
+            assert not {"href", XLINK_HREF, "{http://www.w3.org/1999/xlink}title"} & set(attrs), attrs
+    assert {t.text for t in root.iter(f"{SVG}text")} == {
+        "bad link",
+        "off-site",
+        "good link",
+        "svg2 off-site",
+        "mixed",
+        "titled",
+        "fragment",
+    }
+    assert "bad mixed" not in svg
 
 
 def test_the_sanitizer_refuses_entity_declarations():
     with pytest.raises(ValueError):
         sanitize_svg('<!DOCTYPE svg [<!ENTITY a "aaaa">]><svg xmlns="http://www.w3.org/2000/svg">&a;</svg>')
+
+
+def test_the_sanitizer_refuses_a_dtd_of_its_own_and_what_is_not_svg():
+    # A DTD's default attributes would reach every element without being written on it.
+    with pytest.raises(ValueError):
+        sanitize_svg('<!DOCTYPE svg [<!ATTLIST svg class CDATA "x">]><svg xmlns="http://www.w3.org/2000/svg"/>')
+    with pytest.raises(ValueError, match="not an SVG document"):
+        sanitize_svg('<html xmlns="http://www.w3.org/1999/xhtml"/>')
+
+
+def test_the_sanitizer_keeps_at_most_max_nesting_levels_below_the_root():
+    from eventviewer.trajectory.diagram.svg import MAX_NESTING
+
+    def nested(levels: int) -> str:
+        return '<svg xmlns="http://www.w3.org/2000/svg">' + "<g>" * levels + "</g>" * levels + "</svg>"
+
+    def depth(svg: str) -> int:
+        element, levels = ET.fromstring(svg), 0
+        while (element := element.find(f"{SVG}g")) is not None:
+            levels += 1
+        return levels
+
+    assert depth(sanitize_svg(nested(MAX_NESTING))) == MAX_NESTING
+    assert depth(sanitize_svg(nested(MAX_NESTING + 5))) == MAX_NESTING
 
 
 # --- the branch list ------------------------------------------------------------------------

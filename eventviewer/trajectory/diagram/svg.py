@@ -93,7 +93,8 @@ def _clean_link(element: ET.Element, htmx_target: str | None) -> None:
             element.attrib.pop(key, None)
         return
     title = element.get("xlink:title")
-    if title and element.find("title") is None:
+    # Its children are cleaned after it: their tags still carry the namespace.
+    if title and element.find(f"{{{SVG_NS}}}title") is None:
         # Browsers show a <title> child as the tooltip, not xlink:title.
         tip = ET.Element("title")
         tip.text = title
