@@ -400,6 +400,25 @@ class Grown:
         return [Step(i, self.tree.kind[i], depth) for depth, i in enumerate(self.tree.path(leaf))]
 
 
+def branching_at_every_step(n: int) -> Grown:
+    """A spine s0..s{n-1} with a one-event side branch x{i} beside every s{i}."""
+    grown = Grown()
+    parent = grown.add("s0", None)
+    for i in range(1, n):
+        grown.add(f"x{i}", parent)
+        parent = grown.add(f"s{i}", parent)
+    return grown
+
+
+def leaves_on_the_root(n: int) -> Grown:
+    """A root with ``n`` leaves leaf0..leaf{n-1} straight below it."""
+    grown = Grown()
+    grown.add("root", None)
+    for i in range(n):
+        grown.add(f"leaf{i}", "root")
+    return grown
+
+
 def assert_readable(drawn: Drawn, path, head: str, max_nodes: int = 250) -> None:
     assert len(drawn.boxes) == len(drawn.classes) <= max_nodes
     (head_name,) = drawn.named("head")
@@ -479,10 +498,7 @@ def test_thousands_of_roots_fold_into_one_node_at_the_top():
 
 
 def test_thousands_of_leaves_on_the_root_fold_into_one_node():
-    grown = Grown()
-    grown.add("root", None)
-    for i in range(2000):
-        grown.add(f"leaf{i}", "root")
+    grown = leaves_on_the_root(2000)
     skeleton = grown.skeleton(head="leaf1999")
     path = grown.path("leaf5")
     drawn = Drawn(skeleton, path)
@@ -496,11 +512,7 @@ def test_thousands_of_leaves_on_the_root_fold_into_one_node():
 
 @pytest.mark.parametrize("selected", ["s4999", "x2500"])
 def test_a_deep_path_branching_at_every_step_is_merged_far_from_the_selection(selected):
-    grown = Grown()
-    parent = grown.add("s0", None)
-    for i in range(1, 5000):
-        grown.add(f"x{i}", parent)
-        parent = grown.add(f"s{i}", parent)
+    grown = branching_at_every_step(5000)
     skeleton = grown.skeleton(head="x10")
     path = grown.path(selected)
     drawn = Drawn(skeleton, path)
@@ -513,11 +525,7 @@ def test_a_deep_path_branching_at_every_step_is_merged_far_from_the_selection(se
 
 @pytest.mark.parametrize("selected", ["s4999", "x2500"])
 def test_a_merged_stretch_accounts_for_every_event_branch_and_problem_it_absorbs(selected):
-    grown = Grown()
-    parent = grown.add("s0", None)
-    for i in range(1, 5000):
-        grown.add(f"x{i}", parent)
-        parent = grown.add(f"s{i}", parent)
+    grown = branching_at_every_step(5000)
     path = grown.path(selected)
     problems = {path[d].event_id: "pending" if d % 3 else "mismatched" for d in range(200, len(path) - 300, 7)}
     boxes = diagram_nodes(grown.skeleton(head="x10"), path=path, problems=problems)
@@ -541,11 +549,7 @@ def test_a_merged_stretch_accounts_for_every_event_branch_and_problem_it_absorbs
 
 @pytest.mark.parametrize("max_nodes", [40, 41, 60, 99, 100, 250])
 def test_merging_uses_the_node_budget_without_passing_it(max_nodes):
-    grown = Grown()
-    parent = grown.add("s0", None)
-    for i in range(1, 3000):
-        grown.add(f"x{i}", parent)
-        parent = grown.add(f"s{i}", parent)
+    grown = branching_at_every_step(3000)
     skeleton = grown.skeleton(head="x10")
     for selected in ("s2999", "x1500"):
         boxes = diagram_nodes(skeleton, path=grown.path(selected), problems={}, max_nodes=max_nodes)
@@ -599,10 +603,7 @@ def test_label_lines_are_one_short_clean_line_each():
 
 
 def test_folds_and_merged_stretches_say_what_they_hold():
-    grown = Grown()
-    grown.add("root", None)
-    for i in range(2000):
-        grown.add(f"leaf{i}", "root")
+    grown = leaves_on_the_root(2000)
     dot = build_dot(grown.skeleton(head="leaf1999"), path=grown.path("leaf5"), problems={}, link=link)
     (fold,) = [
         b
@@ -611,11 +612,7 @@ def test_folds_and_merged_stretches_say_what_they_hold():
     ]
     assert [f"{fold.branches:,} branches · {fold.count:,} events"] in dot_labels(dot)
 
-    grown = Grown()
-    parent = grown.add("s0", None)
-    for i in range(1, 5000):
-        grown.add(f"x{i}", parent)
-        parent = grown.add(f"s{i}", parent)
+    grown = branching_at_every_step(5000)
     path = grown.path("s4999")
     (merged,) = [b for b in diagram_nodes(grown.skeleton(head="x10"), path=path, problems={}) if b.role == "merged"]
     dot = build_dot(grown.skeleton(head="x10"), path=path, problems={}, link=link)
@@ -691,21 +688,14 @@ def test_tooltips_say_what_a_node_stands_for_and_where_a_click_goes(retries):
     ):
         assert expected in elsewhere
 
-    grown = Grown()
-    grown.add("root", None)
-    for i in range(2000):
-        grown.add(f"leaf{i}", "root")
+    grown = leaves_on_the_root(2000)
     boxes = diagram_nodes(grown.skeleton(head="leaf1999"), path=grown.path("leaf5"), problems={})
     (fold,) = [b for b in boxes if b.role == "fold"]
     tips = dot_tooltips(build_dot(grown.skeleton(head="leaf1999"), path=grown.path("leaf5"), problems={}, link=link))
     n = f"{fold.branches:,}"
     assert f"{n} branches folded here ({n} events). Click to switch to the most recent of them." in tips
 
-    grown = Grown()
-    parent = grown.add("s0", None)
-    for i in range(1, 5000):
-        grown.add(f"x{i}", parent)
-        parent = grown.add(f"s{i}", parent)
+    grown = branching_at_every_step(5000)
     path = grown.path("s4999")
     problems = {path[100].event_id: "pending", path[200].event_id: "mismatched"}
     (merged,) = [
