@@ -561,6 +561,27 @@
     });
   }
 
+  // The page is gone under the reader: a share link revoked or expired (410), a conversation
+  // deleted (404). Asking again every few seconds would only fail again, so #live is replaced
+  // by a notice that asks nothing more; what is on screen stays readable.
+  var ENDED = {
+    410: "This share link was revoked or has expired: reloading will show nothing more.",
+    404: "This conversation no longer exists here: reloading will show nothing more."
+  };
+  document.addEventListener("htmx:beforeSwap", function (e) {
+    var asking = e.detail.requestConfig && e.detail.requestConfig.elt;
+    var text = ENDED[e.detail.xhr.status];
+    if (!asking || asking.id !== "live" || !text) return;
+    var notice = document.createElement("div");
+    notice.id = "live";
+    notice.className = "live ended";
+    notice.setAttribute("role", "status");
+    notice.textContent = text;
+    e.detail.shouldSwap = true;
+    e.detail.isError = false;
+    e.detail.serverResponse = notice.outerHTML;
+  });
+
   document.addEventListener("htmx:load", function (e) {
     var live = e.detail && e.detail.elt;
     if (!live || live.id !== "live") return;

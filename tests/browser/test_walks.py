@@ -453,6 +453,8 @@ def test_a_sender_shares_one_event_and_a_reviewer_reads_it_and_then_it_is_revoke
     expect(ended.get_by_role("button", name="Copy link")).to_have_count(0)
     assert not ShareLink.objects.get().is_active
 
+    # The reviewer's open page learns it at its next live poll, says so and stops asking.
+    expect(reviewer.locator("#live")).to_contain_text("revoked or has expired", timeout=10_000)
     reviewer.reload()
     expect(reviewer.get_by_role("heading", level=1)).to_contain_text("no longer valid")
 
