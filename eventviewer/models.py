@@ -217,9 +217,8 @@ class Conversation(models.Model):
     @cached_property
     def started(self) -> str:
         """The first event's timestamp, as recorded ("" when none has one)."""
-        annotated = getattr(self, "listed_started", None)
-        if annotated is not None:
-            return str(annotated)
+        if hasattr(self, "listed_started"):  # annotated by the list: None when no event has one
+            return str(self.listed_started or "")
         first = self.events.exclude(timestamp="").order_by("seq").values_list("timestamp", flat=True).first()
         return first or ""
 
