@@ -18,6 +18,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -56,9 +57,15 @@ def python312() -> str:
     raise Unavailable("no Python 3.12 found (set EVENTVIEWER_PYTHON312 to one)")
 
 
+def uv() -> str | None:
+    """uv (requirements-dev.txt), which installs the agent-server in about 15 s where pip takes 3 minutes."""
+    beside = Path(sys.executable).parent / "uv"
+    return str(beside) if beside.exists() else shutil.which("uv")
+
+
 def installed_python() -> Path:
-    """The agent-server virtualenv's python, installing it the first time (about 3 minutes;
-    a lock lets parallel test runs wait for one install)."""
+    """The agent-server virtualenv's python, installing it the first time (about 15 s with uv,
+    3 minutes with pip; a lock lets parallel test runs wait for one install)."""
     cache = cache_folder()
     cache.mkdir(parents=True, exist_ok=True)
     venv = cache / f"agent-server-{VERSION}"
@@ -69,16 +76,18 @@ def installed_python() -> Path:
             return venv / "bin" / "python"
         shutil.rmtree(venv, ignore_errors=True)  # an install that was interrupted
         started = time.monotonic()
-        subprocess.run([python312(), "-m", "venv", str(venv)], check=True)
-        result = subprocess.run(
-            [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *PACKAGES],
-            capture_output=True,
-            text=True,
-        )
+        python = venv / "bin" / "python"
+        if (installer := uv()) is not None:
+            subprocess.run([installer, "venv", "--quiet", "--python", python312(), str(venv)], check=True)
+            install = [installer, "pip", "install", "--quiet", "--python", str(python), *PACKAGES]
+        else:
+            subprocess.run([python312(), "-m", "venv", str(venv)], check=True)
+            install = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *PACKAGES]
+        result = subprocess.run(install, capture_output=True, text=True)
         if result.returncode != 0:
-            raise Unavailable(f"pip install {' '.join(PACKAGES)} failed:\n{result.stderr[-3000:]}")
+            raise Unavailable(f"{' '.join(install[:3])} {' '.join(PACKAGES)} failed:\n{result.stderr[-3000:]}")
         done.write_text(f"{' '.join(PACKAGES)}\ninstalled in {time.monotonic() - started:.0f} s\n")
-        return venv / "bin" / "python"
+        return python
 
 
 def free_port() -> int:
