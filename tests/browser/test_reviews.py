@@ -53,11 +53,13 @@ def test_a_reviewer_answers_back_and_the_owner_finds_it(page, new_context, demo,
     expect(verdict.get_by_label("Your name")).to_have_value("Ana")  # typed once, kept in the browser
     verdict.get_by_label("fail").check()
     verdict.get_by_label("Verdict note").fill("stuck waiting")
-    verdict.get_by_role("button", name="Give verdict").click()
+    with reviewer.expect_response(lambda r: r.request.method == "POST" and "verdict" in r.url) as answer:
+        verdict.get_by_role("button", name="Give verdict").click()
+    assert answer.value.status < 400, answer.value.status  # the redirect back to the page
+    given = reviewer.locator("#verdicts .verdicts")
+    expect(given).to_contain_text("Ana (via share link: check the pending call): stuck waiting")
     reviewer.locator("#comments-panel > summary").click()
-    expect(reviewer.locator("#verdicts .verdicts")).to_contain_text(
-        "Ana (via share link: check the pending call): stuck waiting"
-    )
+    expect(given).to_be_visible()
     assert Comment.objects.count() == 1 and Verdict.objects.get().outcome == "fail"
 
     page.goto(conversation.get_absolute_url())

@@ -90,16 +90,6 @@ def click_sort(page, heading: str) -> bool:
     return direction == "asc"
 
 
-def back_to_the_first_page(page) -> None:
-    """Click "← newer" until page 1, waiting for each click's page before the next."""
-    number = shown_page_number(page)
-    while number > 1:
-        page.get_by_role("link", name="← newer").click()
-        number -= 1
-        expect(page.locator(".pager")).to_contain_text(f"page {number} of")
-    expect(page.get_by_role("link", name="← newer")).to_have_count(0)
-
-
 @pytest.mark.parametrize("heading", list(LIST_COLUMNS))
 def test_sorting_a_column_both_ways_orders_all_120_conversations(page, many, heading):
     by_title = {c.title.replace("`", ""): c for c in many}
@@ -107,14 +97,14 @@ def test_sorting_a_column_both_ways_orders_all_120_conversations(page, many, hea
     page.goto("/")
     expect(page.locator(".pager")).to_contain_text("120 of 120 conversations")
     directions = []
-    for _ in range(2):
+    for _ in range(2):  # the second click comes from the last page: sorting starts again at page 1
         ascending = click_sort(page, heading)
+        expect(page.get_by_role("link", name="← newer")).to_have_count(0)
         titles = page_through(page)
         assert len(titles) == 120 and set(titles) == set(by_title)
         values = [value(by_title[t]) for t in titles]
         assert values == sorted(values, reverse=not ascending), heading
         directions.append(ascending)
-        back_to_the_first_page(page)
     assert directions[0] != directions[1]
 
 
