@@ -22,6 +22,8 @@ IMPORT_TESTS := tests/test_import.py tests/test_corruptions.py
 # agent-server tests on one worker (xdist_group, tests/agentserver/conftest.py): one server.
 TEST_JOBS ?= $(shell echo $$(( $$(nproc) * 2 )))
 XDIST := -n $(TEST_JOBS) --dist loadgroup
+# The forked-import re-run forks parsers of its own: one worker per core (25 s, not 57 s).
+FORKED_JOBS ?= $(shell nproc)
 # make test-fast: the inner loop, without the browser and agent-server tests and without those
 # marked slow (real processes, lock waits, migrations, the long-branch imports, memory
 # measurements; docs/development.md): about 1 minute of CPU.
@@ -55,7 +57,7 @@ $(VENV)/secret-key: | install
 # (plain `pytest` also runs them all).
 test: agent-server-venv install-dev system-test check test-pure
 	$(PYTEST) $(XDIST) --ignore=$(PURE_TESTS)
-	EVENTVIEWER_PARALLEL_FROM=0 $(PYTEST) $(XDIST) $(IMPORT_TESTS)
+	EVENTVIEWER_PARALLEL_FROM=0 $(PYTEST) -n $(FORKED_JOBS) $(IMPORT_TESTS)
 
 # The inner loop (under 2 minutes on two idle cores): the pure tests and the Django ones,
 # without the checks, the browser, the agent-server, the slow tests and the forked-import re-run.
@@ -72,7 +74,7 @@ test-pure: install-dev
 # the pure tests touch no database.
 test-postgres: agent-server-venv install-dev system-test postgres
 	DATABASE_URL=$(PG_URL) $(PYTEST) $(XDIST) --ignore=$(PURE_TESTS)
-	DATABASE_URL=$(PG_URL) EVENTVIEWER_PARALLEL_FROM=0 $(PYTEST) $(XDIST) $(IMPORT_TESTS)
+	DATABASE_URL=$(PG_URL) EVENTVIEWER_PARALLEL_FROM=0 $(PYTEST) -n $(FORKED_JOBS) $(IMPORT_TESTS)
 
 # install: what the app needs to run (requirements.txt); install-dev: that and the
 # test and check tools (requirements-dev.txt). Each stamp is redone when its files change.
