@@ -155,7 +155,24 @@ class Contexts:
 
     def close(self) -> None:
         for context in self.made:
+            for page in context.pages:
+                settle(page)
             context.close()
+
+
+# An htmx request still answered by the live server (a search typed just before the test
+# ended) would hold its table while the test database is flushed: "database table is locked".
+HTMX_IDLE = "() => !document.querySelector('.htmx-request')"
+
+
+def settle(page) -> None:
+    """Wait until no htmx request of ``page`` is waiting for its answer."""
+    from playwright.sync_api import Error
+
+    try:
+        page.wait_for_function(HTMX_IDLE, timeout=TIMEOUT_MS)
+    except Error:  # the page is closed or navigating: it waits for nothing
+        pass
 
 
 @pytest.fixture
