@@ -20,7 +20,7 @@ from django.contrib.contenttypes.models import ContentType
 from django.core.cache import cache
 from django.db import connection
 from django.utils import timezone
-from playwright.sync_api import expect
+from playwright.sync_api import Error, expect
 
 from eventviewer.imports.importer import import_paths
 from eventviewer.models import Conversation, Instance, ShareLink, Verdict
@@ -167,8 +167,6 @@ HTMX_IDLE = "() => !document.querySelector('.htmx-request')"
 
 def settle(page) -> None:
     """Wait until no htmx request of ``page`` is waiting for its answer."""
-    from playwright.sync_api import Error
-
     try:
         page.wait_for_function(HTMX_IDLE, timeout=TIMEOUT_MS)
     except Error:  # the page is closed or navigating: it waits for nothing
